@@ -1,0 +1,495 @@
+"""The generic attention and the generic encoder-decoder layer.
+
+Nothing in this module knows about k-means. The hand-set constructions
+(:mod:`kmt_ref.constructions`, :mod:`kmt_ref.variants`, ...) and the trainable
+model (:mod:`kmt_ref.training`) are particular parameter dicts and layer
+descriptions for the one forward function here, :func:`layer_forward`.
+
+Tokens are **columns** (SPEC §1): point tokens ``Xbar`` of shape
+``(d_emb, n)``, center tokens ``Cbar`` of shape ``(d_emb, k)``; a training batch
+adds a leading axis, ``(B, d_emb, n)``.
+
+Attention (SPEC §2)::
+
+    A(Z, Z'; Q, K, V, sigma) = V Z' sigma(S),    S in R^{r x q},
+    Euclidean:  S_ji = -gamma ||K z'_j - Q z_i||^2 / scale
+    dot:        S_ji =  gamma (K z'_j) . (Q z_i) / scale
+
+``sigma`` normalizes each column of S (over the r keys). The code keeps
+``gamma`` inside the normalizer: :func:`attention_scores` returns the raw
+score ``S / gamma`` and the normalizer is called as ``sigma(S_raw, gamma)``.
+
+The module is written with ``autograd.numpy`` so that the trainable model is
+differentiated through this very code. The gamma = inf paths (hardmax) use
+plain NumPy selections; they are only used with hand-set weights.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as onp
+import autograd.numpy as np
+from autograd.tracer import getval
+
+from .normalizers import HARD, get_normalizer
+
+__all__ = [
+    "Block",
+    "Sublayer",
+    "FeedForward",
+    "LayerRecord",
+    "attention_scores",
+    "attention",
+    "layer_forward",
+    "requ",
+    "rms_norm",
+    "ACTIVATIONS",
+]
+
+
+# --------------------------------------------------------------------------
+# Scores and attention
+# --------------------------------------------------------------------------
+def _project(W, b, Z):
+    """``W Z + b`` for Z of shape (..., d_in, m); W (d_out, d_in); b (d_out,) or None."""
+    out = np.matmul(W, Z)  # (..., d_out, m)
+    if b is not None:
+        out = out + b[:, None]
+    return out
+
+
+def _scores_from_projections(KZk, QZ, score, scale):
+    """Raw scores (without gamma) from projected keys (.., dk, r) and queries (.., dk, q)."""
+    cross = np.matmul(np.swapaxes(KZk, -1, -2), QZ)  # (..., r, q)
+    if score == "dot":
+        S = cross
+    elif score == "euclidean":
+        # ||a - b||^2 = ||a||^2 + ||b||^2 - 2 a.b, with one matrix product (SPEC §2)
+        key_sq = np.sum(KZk * KZk, axis=-2)[..., :, None]  # (..., r, 1)
+        query_sq = np.sum(QZ * QZ, axis=-2)[..., None, :]  # (..., 1, q)
+        S = -(key_sq + query_sq - 2.0 * cross)
+    else:
+        raise ValueError(f"score={score!r} must be 'euclidean' or 'dot'")
+    if scale != 1.0:
+        S = S / scale
+    return S
+
+
+def attention_scores(Z, Zk, Q, K, *, score="euclidean", scale=1.0, bQ=None, bK=None):
+    r"""Raw attention scores ``S`` (the paper's S divided by gamma).
+
+    Parameters
+    ----------
+    Z : ndarray, shape (..., d_emb, q)
+        Query tokens (columns).
+    Zk : ndarray, shape (..., d_emb, r)
+        Key tokens (columns).
+    Q, K : ndarray, shape (d_k, d_emb)
+        Query and key weights. ``bQ``, ``bK`` : optional biases, shape (d_k,).
+    score : {"euclidean", "dot"}
+    scale : float
+        Scores are divided by it (``sqrt(d_emb)`` in the trainable model).
+
+    Returns
+    -------
+    S : ndarray, shape (..., r, q)
+        ``S_ji = -||K z'_j - Q z_i||^2 / scale`` (Euclidean) or
+        ``(K z'_j).(Q z_i) / scale`` (dot).
+    """
+    return _scores_from_projections(_project(K, bK, Zk), _project(Q, bQ, Z), score, scale)
+
+
+def _duplicate_groups(KZ):
+    """Group the columns of KZ (d_k, n) by exact equality.
+
+    Returns ``first`` (index of the lowest column in the group of each column,
+    shape (n,)) and ``inverse`` (group id of each column, shape (n,)).
+    """
+    _, first_of_group, inverse = onp.unique(
+        onp.ascontiguousarray(KZ.T), axis=0, return_index=True, return_inverse=True
+    )
+    inverse = inverse.reshape(-1)
+    return first_of_group[inverse], inverse
+
+
+def _self_attention_limit(KZ, VZ, normalizer, want_weights):
+    r"""Exact gamma = inf limit of Euclidean self-attention with Q = K.
+
+    Proof. With keys equal to queries and Q = K (biases equal too), the score
+    ``-||K z_l - K z_i||^2`` is <= 0 and equals 0 exactly when
+    ``K z_l = K z_i``. So the maximum of column i is 0, attained on the set
+    ``G(i) = {l : K z_l = K z_i}`` (which contains i). The lowest-index
+    hardmax selects ``min G(i)``; the averaging hardmax takes the mean of
+    ``V z_l`` over ``G(i)``. Grouping the columns of ``K Z`` by exact equality
+    finds every ``G(i)`` in O(n log n) time and O(n d) memory, with no n x n
+    score matrix and no rounding in the comparison (the expanded formula
+    ``||a||^2 + ||b||^2 - 2 a.b`` is not exactly 0 on the diagonal).
+    When all keys are distinct this is identity attention, the form the
+    authors used for the reset blocks 2 and 4 in their validation.
+    """
+    first, inverse = _duplicate_groups(KZ)
+    n = KZ.shape[-1]
+    if normalizer == "hardmax":
+        out = VZ[:, first]
+        W = None
+        if want_weights:
+            W = onp.zeros((n, n))
+            W[first, onp.arange(n)] = 1.0
+        return out, W
+    # averaging hardmax: mean of V z over the group
+    counts = onp.bincount(inverse)
+    sums = onp.stack([onp.bincount(inverse, weights=row, minlength=counts.size) for row in VZ])
+    out = (sums / counts)[:, inverse]
+    W = None
+    if want_weights:
+        W = (inverse[:, None] == inverse[None, :]) / counts[inverse][None, :]
+    return out, W
+
+
+def _hard_cross(S, VZk, normalizer):
+    """gamma = inf attention from a score matrix S (r, q): exact selection or mean."""
+    if normalizer == "hardmax":
+        idx = onp.argmax(S, axis=-2)  # (..., q): lowest index among maxima
+        out = onp.take_along_axis(VZk, idx[..., None, :], axis=-1)
+        return out
+    W = get_normalizer(normalizer)(S, axis=-2)
+    return onp.matmul(VZk, W)
+
+
+def attention(
+    Z,
+    Zk,
+    Q,
+    K,
+    V,
+    *,
+    score="euclidean",
+    normalizer="softmax",
+    gamma=1.0,
+    scale=1.0,
+    bQ=None,
+    bK=None,
+    bV=None,
+    options=None,
+    self_attention=False,
+    chunk_size=None,
+    dropout=0.0,
+    rng=None,
+    return_weights=False,
+):
+    r"""One attention block ``A(Z, Z'; Q, K, V, sigma) = V Z' sigma(S)``.
+
+    Parameters
+    ----------
+    Z : ndarray, shape (..., d_emb, q)
+        Query tokens.
+    Zk : ndarray, shape (..., d_emb, r)
+        Key/value tokens.
+    Q, K : ndarray, shape (d_k, d_emb); V : ndarray, shape (d_emb, d_emb)
+    score : {"euclidean", "dot"}
+    normalizer : str or callable
+        A name in :data:`kmt_ref.normalizers.NORMALIZERS`.
+    gamma : float
+        Inverse temperature, passed to the normalizer.
+    scale : float
+        Scores are divided by it.
+    bQ, bK, bV : ndarray or None
+        Biases.
+    options : dict, optional
+        Extra keyword arguments for the normalizer (e.g. ``alpha``).
+    self_attention : bool
+        ``Zk`` is ``Z`` (enables the exact O(n) limit for Q = K, hardmax).
+    chunk_size : int or None
+        Compute the scores in chunks of this many queries, so that memory is
+        O(chunk_size * r) instead of O(q * r).
+    dropout : float
+        Attention dropout probability (needs ``rng``).
+    rng : numpy.random.Generator or None
+    return_weights : bool
+        Also return the weights ``sigma(S)`` and raw scores (dense arrays).
+
+    Returns
+    -------
+    out : ndarray, shape (..., d_emb, q)
+    weights, scores : ndarray, shape (..., r, q) (only with ``return_weights``)
+
+    Notes
+    -----
+    Hard normalizers (gamma = inf) use exact fast paths: a selection of
+    columns (``hardmax``), a mean over the tied maximum set
+    (``hardmax_average``), and for Euclidean self-attention with ``Q = K`` the
+    duplicate grouping of :func:`_self_attention_limit`, which never builds an
+    n x n matrix.
+    """
+    options = dict(options or {})
+    VZk = _project(V, bV, Zk)  # (..., d_emb, r)
+    hard = isinstance(normalizer, str) and normalizer in HARD
+    same_qk = (
+        self_attention
+        and hard
+        and score == "euclidean"
+        and onp.array_equal(getval(Q), getval(K))
+        and ((bQ is None and bK is None) or (bQ is not None and bK is not None and onp.array_equal(bQ, bK)))
+    )
+    if same_qk:
+        KZ = _project(K, bK, Zk)
+        if KZ.ndim == 2:
+            out, W = _self_attention_limit(KZ, VZk, normalizer, return_weights)
+        else:  # batch: one instance at a time
+            parts = [_self_attention_limit(KZ[b], VZk[b], normalizer, return_weights) for b in range(KZ.shape[0])]
+            out = onp.stack([p[0] for p in parts])
+            W = onp.stack([p[1] for p in parts]) if return_weights else None
+        return (out, W, None) if return_weights else out
+
+    KZk = _project(K, bK, Zk)  # (..., d_k, r)
+    sigma = get_normalizer(normalizer)
+    q = Z.shape[-1]
+    r = Zk.shape[-1]
+    big = chunk_size and q > chunk_size and r > chunk_size  # only an (r, q) matrix that is large
+    starts = list(range(0, q, chunk_size)) if big else [0]
+    outs, Ws, Ss = [], [], []
+    for a in starts:
+        Zc = Z if len(starts) == 1 else Z[..., a : a + chunk_size]
+        S = _scores_from_projections(KZk, _project(Q, bQ, Zc), score, scale)  # (..., r, qc)
+        if hard and not return_weights:
+            outs.append(_hard_cross(S, VZk, normalizer))
+            continue
+        W = sigma(S, gamma=gamma, axis=-2, rng=rng, **options)
+        if dropout:
+            keep = rng.random(getval(W).shape) >= dropout
+            W = W * keep / (1.0 - dropout)
+        outs.append(np.matmul(VZk, W))
+        if return_weights:
+            Ws.append(getval(W))
+            Ss.append(getval(S))
+    out = outs[0] if len(outs) == 1 else np.concatenate(outs, axis=-1)
+    if return_weights:
+        return out, onp.concatenate(Ws, axis=-1), onp.concatenate(Ss, axis=-1)
+    return out
+
+
+# --------------------------------------------------------------------------
+# The layer: residual sublayers on two token streams
+# --------------------------------------------------------------------------
+def requ(z):
+    """Rectified quadratic unit ``ReQU(z) = max(z, 0)^2`` (Theorem 2.2)."""
+    r = np.maximum(z, 0.0)
+    return r * r
+
+
+def relu(z):
+    """``max(z, 0)``."""
+    return np.maximum(z, 0.0)
+
+
+#: activation name -> function, for :class:`FeedForward`
+ACTIVATIONS = {"requ": requ, "relu": relu}
+
+
+def rms_norm(Z, gain):
+    r"""RMSNorm without centering: ``gain * z / sqrt(mean(z^2))`` per column.
+
+    Parameters
+    ----------
+    Z : ndarray, shape (..., d_emb, m)
+    gain : float
+
+    Notes
+    -----
+    With ``gain = 1/sqrt(d_emb)`` this is ``z / ||z||``: the projection onto
+    the unit sphere used by spherical k-means (SPEC §5). A zero column stays
+    zero (its norm is replaced by 1).
+    """
+    ms = np.mean(Z * Z, axis=-2, keepdims=True)
+    rms = np.sqrt(np.where(ms == 0, 1.0, ms))
+    return gain * Z / rms
+
+
+@dataclass(frozen=True)
+class Block:
+    """One attention block inside a :class:`Sublayer`.
+
+    Parameters are looked up in the parameter dict as ``Q<name>``,
+    ``K<name>``, ``V<name>`` and, if present, ``bQ<name>``, ``bK<name>``,
+    ``bV<name>``.
+
+    Attributes
+    ----------
+    name : str
+        Parameter suffix, ``"1"`` ... ``"4"`` for the paper's blocks.
+    keys : {"X", "C", "X+C"}
+        Which tokens are keys/values: the point stream, the center stream, or
+        both side by side (``[Xbar, Cbar]``, used for the empty-cluster
+        default token in the center update).
+    score : {"euclidean", "dot"}
+    normalizer : str or callable
+    gamma : float
+    scale : float
+    options : tuple of (str, value) pairs
+        Keyword arguments for the normalizer.
+    post : callable or None
+        Applied to the block's output before it joins the residual stream
+        (e.g. RMSNorm for spherical k-means).
+    dropout : float
+        Attention dropout (training only).
+    """
+
+    name: str
+    keys: str = "X"
+    score: str = "euclidean"
+    normalizer: object = "softmax"
+    gamma: float = 1.0
+    scale: float = 1.0
+    options: tuple = ()
+    post: object = None
+    dropout: float = 0.0
+
+
+@dataclass(frozen=True)
+class Sublayer:
+    """Attention blocks run in parallel on one stream and summed into it.
+
+    ``stream'' = stream + sum_b A_b(stream, keys_b)``. The queries are the
+    tokens of ``stream`` (``"X"``, the encoder/point stream, or ``"C"``, the
+    decoder/center stream); keys are read *after* every earlier sublayer, so the
+    decoder sees the updated points (SPEC §3).
+    """
+
+    stream: str
+    blocks: tuple
+
+
+@dataclass(frozen=True)
+class FeedForward:
+    """Residual feed-forward block ``z' = z + W2 act(W1 z + b1) + b2`` on one stream.
+
+    Parameters ``W1``, ``W2`` (and optional ``b1``, ``b2``) are read from the
+    parameter dict with the given ``prefix``.
+    """
+
+    stream: str
+    activation: str = "requ"
+    prefix: str = ""
+
+
+@dataclass
+class LayerRecord:
+    """Everything one layer computed, for inspection (notebooks, figures).
+
+    Attributes
+    ----------
+    Xbar_in, Cbar_in : ndarray, shapes (d_emb, n), (d_emb, k)
+        Tokens entering the layer.
+    Xbar_out, Cbar_out : ndarray
+        Tokens leaving the layer.
+    weights : dict name -> ndarray (r, q)
+        The attention matrix ``sigma(S)`` of each block (columns = queries).
+    scores : dict name -> ndarray (r, q) or None
+        Raw scores ``S / gamma`` (None where the exact limit path needs none).
+    outputs : dict name -> ndarray (d_emb, q)
+        Each block's output ``A_b`` (what it adds to the residual stream).
+    """
+
+    Xbar_in: onp.ndarray
+    Cbar_in: onp.ndarray
+    Xbar_out: onp.ndarray = None
+    Cbar_out: onp.ndarray = None
+    weights: dict = field(default_factory=dict)
+    scores: dict = field(default_factory=dict)
+    outputs: dict = field(default_factory=dict)
+
+
+def _get(params, key):
+    return params.get(key)
+
+
+def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_size=None):
+    r"""Apply one layer (a sequence of residual sublayers) to the two token streams.
+
+    Parameters
+    ----------
+    params : dict of str -> ndarray
+        ``Q1, K1, V1, ..., Q4, K4, V4`` (shape (d_emb, d_emb) each), optional
+        biases ``bQ1`` ..., optional feed-forward ``W1, W2, b1, b2``.
+    Xbar : ndarray, shape (..., d_emb, n)
+        Point (encoder) tokens.
+    Cbar : ndarray, shape (..., d_emb, k)
+        Center (decoder) tokens.
+    layer : sequence of :class:`Sublayer` / :class:`FeedForward`
+    rng : numpy.random.Generator, optional
+        For stochastic normalizers and dropout.
+    record : bool
+        Return a :class:`LayerRecord` with the attention matrices.
+    chunk_size : int or None
+        Query chunk for dense attention (memory O(chunk_size * r)).
+
+    Returns
+    -------
+    Xbar_out : ndarray, shape (..., d_emb, n)
+    Cbar_out : ndarray, shape (..., d_emb, k)
+    rec : LayerRecord (only with ``record=True``)
+
+    Notes
+    -----
+    The paper's layer (Theorem 2.1, eq. (5))::
+
+        Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)
+        Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)
+
+    is ``[Sublayer("X", (Block("1", keys="C"), Block("2", keys="X"))),
+    Sublayer("C", (Block("3", keys="X"), Block("4", keys="C")))]``.
+    """
+    streams = {"X": Xbar, "C": Cbar}
+    rec = LayerRecord(Xbar_in=getval(Xbar), Cbar_in=getval(Cbar)) if record else None
+    for sub in layer:
+        Z = streams[sub.stream]
+        if isinstance(sub, FeedForward):
+            p = sub.prefix
+            H = ACTIVATIONS[sub.activation](_project(params[p + "W1"], _get(params, p + "b1"), Z))
+            out = _project(params[p + "W2"], _get(params, p + "b2"), H)
+            if record:
+                rec.outputs[p + "FFN"] = getval(out)
+            streams[sub.stream] = Z + out
+            continue
+        total = Z
+        for blk in sub.blocks:
+            if blk.keys == "X+C":
+                Zk = np.concatenate([streams["X"], streams["C"]], axis=-1)
+            else:
+                Zk = streams[blk.keys]
+            n = blk.name
+            res = attention(
+                Z,
+                Zk,
+                params["Q" + n],
+                params["K" + n],
+                params["V" + n],
+                score=blk.score,
+                normalizer=blk.normalizer,
+                gamma=blk.gamma,
+                scale=blk.scale,
+                bQ=_get(params, "bQ" + n),
+                bK=_get(params, "bK" + n),
+                bV=_get(params, "bV" + n),
+                options=dict(blk.options),
+                self_attention=blk.keys == sub.stream,
+                chunk_size=chunk_size,
+                dropout=blk.dropout,
+                rng=rng,
+                return_weights=record,
+            )
+            if record:
+                out, W, S = res
+                rec.weights[n], rec.scores[n] = W, S
+            else:
+                out = res
+            if blk.post is not None:
+                out = blk.post(out)
+            if record:
+                rec.outputs[n] = getval(out)
+            total = total + out
+        streams[sub.stream] = total
+    if record:
+        rec.Xbar_out, rec.Cbar_out = getval(streams["X"]), getval(streams["C"])
+        return streams["X"], streams["C"], rec
+    return streams["X"], streams["C"]
