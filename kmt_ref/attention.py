@@ -50,8 +50,31 @@ __all__ = [
 # --------------------------------------------------------------------------
 # Scores and attention
 # --------------------------------------------------------------------------
+def _support(mask):
+    """Indices where ``mask`` is true, as a slice when they are contiguous (a view, no copy)."""
+    idx = onp.flatnonzero(mask)
+    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
+        return slice(int(idx[0]), int(idx[-1]) + 1), idx.size
+    return idx, idx.size
+
+
 def _project(W, b, Z):
-    """``W Z + b`` for Z of shape (..., d_in, m); W (d_out, d_in); b (d_out,) or None."""
+    """``W Z + b`` for Z of shape (..., d_in, m); W (d_out, d_in); b (d_out,) or None.
+
+    Hand-set weights are mostly zero (projectors onto row blocks). When nothing
+    is being differentiated and W has all-zero rows or columns, only the
+    nonzero sub-block is multiplied: the same sum without its exact-zero terms.
+    """
+    if type(W) is onp.ndarray and type(Z) is onp.ndarray:
+        rows, n_rows = _support(onp.any(W != 0, axis=1))
+        cols, n_cols = _support(onp.any(W != 0, axis=0))
+        if n_rows * n_cols <= W.size // 2:
+            out = onp.zeros(Z.shape[:-2] + (W.shape[0], Z.shape[-1]))  # (..., d_out, m)
+            if n_rows and n_cols:
+                out[..., rows, :] = onp.matmul(W[rows][:, cols], Z[..., cols, :])
+            if b is not None:
+                out += b[:, None]
+            return out
     out = np.matmul(W, Z)  # (..., d_out, m)
     if b is not None:
         out = out + b[:, None]
@@ -103,13 +126,36 @@ def _duplicate_groups(KZ):
     """Group the columns of KZ (d_k, n) by exact equality.
 
     Returns ``first`` (index of the lowest column in the group of each column,
-    shape (n,)) and ``inverse`` (group id of each column, shape (n,)).
+    shape (n,)) and ``inverse`` (a group id per column, shape (n,)).
+
+    Equal columns have equal hashes ``h = sum_m r_m KZ[m]`` (computed row by
+    row, the same operations for every column), so only columns that share a
+    hash value can be equal; those few are grouped exactly with ``np.unique``.
+    Cost: one pass over KZ and one sort of n numbers.
     """
-    _, first_of_group, inverse = onp.unique(
-        onp.ascontiguousarray(KZ.T), axis=0, return_index=True, return_inverse=True
+    n = KZ.shape[-1]
+    r = onp.random.default_rng(12345).uniform(1.0, 2.0, KZ.shape[0])  # fixed weights, not global state
+    h = onp.zeros(n)
+    for m in range(KZ.shape[0]):
+        h += r[m] * KZ[m]
+    order = onp.argsort(h, kind="stable")
+    hs = h[order]
+    same = hs[1:] == hs[:-1]  # (n-1,) neighbours in sorted order sharing a hash
+    first = onp.arange(n)
+    inverse = onp.arange(n)
+    if not same.any():
+        return first, inverse
+    in_run = onp.zeros(n, dtype=bool)
+    in_run[:-1] |= same
+    in_run[1:] |= same
+    cand = onp.sort(order[in_run])  # candidate columns, ascending index
+    _, first_c, inv_c = onp.unique(
+        onp.ascontiguousarray(KZ[:, cand].T), axis=0, return_index=True, return_inverse=True
     )
-    inverse = inverse.reshape(-1)
-    return first_of_group[inverse], inverse
+    inv_c = inv_c.reshape(-1)
+    first[cand] = cand[first_c[inv_c]]  # lowest index of the exact-equality group
+    inverse = first.copy()  # group id: its lowest member
+    return first, inverse
 
 
 def _self_attention_limit(KZ, VZ, normalizer, want_weights):
@@ -130,30 +176,51 @@ def _self_attention_limit(KZ, VZ, normalizer, want_weights):
     first, inverse = _duplicate_groups(KZ)
     n = KZ.shape[-1]
     if normalizer == "hardmax":
-        out = VZ[:, first]
+        out = VZ[:, first]  # (d_v, n)
         W = None
         if want_weights:
             W = onp.zeros((n, n))
             W[first, onp.arange(n)] = 1.0
         return out, W
     # averaging hardmax: mean of V z over the group
-    counts = onp.bincount(inverse)
-    sums = onp.stack([onp.bincount(inverse, weights=row, minlength=counts.size) for row in VZ])
-    out = (sums / counts)[:, inverse]
+    if onp.array_equal(first, onp.arange(n)):  # all keys distinct: identity attention
+        out = VZ.copy()
+        W = onp.eye(n) if want_weights else None
+        return out, W
+    counts = onp.bincount(inverse, minlength=n)  # group sizes, indexed by group id
+    sums = onp.stack([onp.bincount(inverse, weights=row, minlength=n) for row in VZ])  # (d_v, n)
+    out = (sums[:, inverse] / counts[inverse])
     W = None
     if want_weights:
         W = (inverse[:, None] == inverse[None, :]) / counts[inverse][None, :]
     return out, W
 
 
+def _segment_mean(top, VZk):
+    """Mean of the columns of VZk (d_v, r) over each query's key set, summed in key order.
+
+    ``top`` (r, q) is boolean with at most one True per row (every key serves
+    at most one query). The sums are accumulated key by key with
+    ``np.bincount``, the same arithmetic as :func:`kmt_ref.reference.cluster_means`,
+    so a mean of the same points is bit-for-bit the same number.
+    """
+    q = top.shape[1]
+    member = top.any(axis=1)  # (r,)
+    seg = onp.argmax(top[member], axis=1)  # query of each member key
+    counts = top.sum(axis=0)  # (q,)
+    sums = onp.stack([onp.bincount(seg, weights=row[member], minlength=q) for row in VZk])  # (d_v, q)
+    return sums / counts
+
+
 def _hard_cross(S, VZk, normalizer):
-    """gamma = inf attention from a score matrix S (r, q): exact selection or mean."""
+    """gamma = inf attention from a score matrix S (..., r, q): exact selection or mean."""
     if normalizer == "hardmax":
         idx = onp.argmax(S, axis=-2)  # (..., q): lowest index among maxima
-        out = onp.take_along_axis(VZk, idx[..., None, :], axis=-1)
-        return out
-    W = get_normalizer(normalizer)(S, axis=-2)
-    return onp.matmul(VZk, W)
+        return onp.take_along_axis(VZk, idx[..., None, :], axis=-1)
+    top = S == onp.max(S, axis=-2, keepdims=True)  # (..., r, q)
+    if top.ndim == 2 and onp.all(top.sum(axis=1) <= 1):
+        return _segment_mean(top, VZk)
+    return onp.matmul(VZk, top / top.sum(axis=-2, keepdims=True))
 
 
 def attention(
@@ -242,6 +309,15 @@ def attention(
         return (out, W, None) if return_weights else out
 
     KZk = _project(K, bK, Zk)  # (..., d_k, r)
+    # rows where both Q and K (and their biases) are zero add nothing to any score
+    rows = slice(None)
+    if type(Q) is onp.ndarray and type(K) is onp.ndarray:
+        used = onp.any(Q != 0, axis=1) | onp.any(K != 0, axis=1)
+        for b in (bQ, bK):
+            if b is not None:
+                used = used | (onp.asarray(getval(b)) != 0)
+        rows = _support(used)[0]
+        KZk = KZk[..., rows, :]
     sigma = get_normalizer(normalizer)
     q = Z.shape[-1]
     r = Zk.shape[-1]
@@ -250,9 +326,12 @@ def attention(
     outs, Ws, Ss = [], [], []
     for a in starts:
         Zc = Z if len(starts) == 1 else Z[..., a : a + chunk_size]
-        S = _scores_from_projections(KZk, _project(Q, bQ, Zc), score, scale)  # (..., r, qc)
-        if hard and not return_weights:
+        S = _scores_from_projections(KZk, _project(Q, bQ, Zc)[..., rows, :], score, scale)  # (..., r, qc)
+        if hard:  # the exact selection / mean; weights only for the record
             outs.append(_hard_cross(S, VZk, normalizer))
+            if return_weights:
+                Ws.append(sigma(S, axis=-2))
+                Ss.append(S)
             continue
         W = sigma(S, gamma=gamma, axis=-2, rng=rng, **options)
         if dropout:

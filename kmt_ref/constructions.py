@@ -227,9 +227,11 @@ def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gam
         block3 = Block("3", keys="X+C", normalizer=n3, gamma=g3)
     else:
         block3 = Block("3", keys="X", score="dot", normalizer="linear")
+    # The reset block is listed first: the residual sum is then (c - c) + m, which
+    # is exactly m in floating point ((c + m) - c is not), and likewise (y - y) + e.
     return (
-        Sublayer("X", (Block("1", keys="C", normalizer=n1, gamma=g1), Block("2", keys="X", normalizer=nr, gamma=gr))),
-        Sublayer("C", (block3, Block("4", keys="C", normalizer=nr, gamma=gr))),
+        Sublayer("X", (Block("2", keys="X", normalizer=nr, gamma=gr), Block("1", keys="C", normalizer=n1, gamma=g1))),
+        Sublayer("C", (Block("4", keys="C", normalizer=nr, gamma=gr), block3)),
     )
 
 

@@ -39,7 +39,7 @@ def _as_float_matrix(A, name):
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
-            f"{name} contains NaN or infinite values, e.g. {name}[{bad[0]}, {bad[1]}]={arr[tuple(bad)]!r}"
+            f"{name} contains NaN or infinite values, e.g. {name}[{bad[0]}, {bad[1]}]={float(arr[tuple(bad)])!r}"
         )
     return arr
 

@@ -1,0 +1,277 @@
+"""Theorem 2.1: the hand-set transformer equals Lloyd's algorithm, layer by layer.
+
+At gamma = inf the labels must be equal exactly and the centers to 1e-12 on
+data of unit scale (the tolerance is scaled with the data: ``1e-12 * max|X|``)
+on every case of the shared table, at every layer.
+"""
+import numpy as np
+import pytest
+
+import kmt_ref
+from kmt_ref import kmeans_transformer, lloyd
+from kmt_ref.constructions import EmptyClusterError, lloyd_weights
+
+from cases import all_cases, degenerate_cases
+
+CASES = all_cases()
+N_LAYERS = 6
+
+
+def atol_for(X):
+    return 1e-12 * max(np.max(np.abs(X)), 1e-300)
+
+
+def assert_same_trace(ref, trf, X):
+    assert trf.labels.shape == ref.labels.shape
+    for t in range(ref.labels.shape[0]):  # layer by layer, so a failure names the layer
+        np.testing.assert_array_equal(trf.labels[t], ref.labels[t], err_msg=f"labels differ at layer {t + 1}")
+        np.testing.assert_allclose(trf.centers[t + 1], ref.centers[t + 1], rtol=0, atol=atol_for(X),
+                                   err_msg=f"centers differ at layer {t + 1}")
+    np.testing.assert_allclose(trf.objective, ref.objective, rtol=1e-12, atol=atol_for(X) ** 2)
+
+
+def test_case_table_is_large_and_varied():
+    assert len(CASES) >= 200
+    ks = {C0.shape[1] for _, _, C0 in CASES}
+    assert 1 in ks
+    assert any(C0.shape[1] == X.shape[1] for _, X, C0 in CASES)  # k = n
+
+
+@pytest.mark.parametrize("name,X,C0", CASES, ids=[c[0] for c in CASES])
+def test_transformer_equals_lloyd_at_every_layer(name, X, C0):
+    ref = lloyd(X, C0, N_LAYERS)
+    trf = kmeans_transformer(X, C0, N_LAYERS)
+    assert_same_trace(ref, trf, X)
+    # at gamma = inf every assignment is exactly one-hot
+    assert np.all(trf.one_hot == X.shape[1])
+
+
+def test_table_exercises_empty_clusters_ties_and_duplicates():
+    """The table must actually contain the degenerate situations it claims."""
+    n_empty = n_dups = n_ties = 0
+    for _, X, C0 in CASES:
+        ref = lloyd(X, C0, N_LAYERS)
+        k = C0.shape[1]
+        n_empty += any(np.bincount(l, minlength=k).min() == 0 for l in ref.labels)
+        n_dups += np.unique(X, axis=1).shape[1] < X.shape[1]
+        D = ((X[:, None, :] - ref.centers[0][:, :, None]) ** 2).sum(0)  # (k, n), direct formula
+        n_ties += np.any(np.sum(D == D.min(0), axis=0) > 1)
+    assert n_empty >= 20 and n_dups >= 20 and n_ties >= 20, (n_empty, n_dups, n_ties)
+
+
+@pytest.mark.parametrize("name,X,C0", degenerate_cases(), ids=[c[0] for c in degenerate_cases()])
+def test_degenerate_cases_with_linear_center_update(name, X, C0):
+    """The paper's linear block 3 equals Lloyd whenever no cluster empties, and says so when one does."""
+    ref = lloyd(X, C0, N_LAYERS)
+    k = C0.shape[1]
+    if any(np.bincount(l, minlength=k).min() == 0 for l in ref.labels):
+        with pytest.raises(EmptyClusterError, match="empty"):
+            kmeans_transformer(X, C0, N_LAYERS, center_update="linear")
+    else:
+        assert_same_trace(ref, kmeans_transformer(X, C0, N_LAYERS, center_update="linear"), X)
+
+
+# ---------------------------------------------------------------- hand-computed
+def test_lloyd_hand_computed_toy():
+    X = np.array([[1.0, 1.0, 1.0, 10.0, 10.0, 10.0], [2.0, 4.0, 0.0, 2.0, 4.0, 0.0]])
+    tr = lloyd(X, X[:, [0, 3]], 2)
+    np.testing.assert_array_equal(tr.labels[0], [0, 0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(tr.centers[1], [[1.0, 10.0], [2.0, 2.0]])
+    # objective at C0: points (1,4),(1,0) are 2 away from (1,2); likewise for the other group
+    assert tr.objective[0] == 16.0 and tr.objective[1] == 16.0
+
+
+def test_ties_go_to_the_lowest_index():
+    X = np.array([[0.0, 3.0]])  # x = 0 is equidistant from -1 and +1
+    for trf in (lloyd(X, [[-1.0, 1.0]], 1), kmeans_transformer(X, [[-1.0, 1.0]], 1)):
+        np.testing.assert_array_equal(trf.labels[0], [0, 1])
+        np.testing.assert_array_equal(trf.centers[1], [[0.0, 3.0]])
+
+
+def test_empty_cluster_keeps_its_center():
+    X = np.array([[0.0, 1.0, 2.0]])
+    C0 = np.array([[1.0, 50.0]])
+    for tr in (lloyd(X, C0, 3), kmeans_transformer(X, C0, 3)):
+        np.testing.assert_array_equal(tr.centers[-1], [[1.0, 50.0]])
+        assert not np.any(np.isnan(tr.centers))
+
+
+def test_k_equals_n_is_a_fixed_point():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3, 7))
+    tr = kmeans_transformer(X, X, 4)
+    np.testing.assert_array_equal(tr.labels, np.tile(np.arange(7), (4, 1)))
+    np.testing.assert_allclose(tr.centers[-1], X, atol=1e-15)
+    assert np.all(tr.objective == 0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lloyd_objective_never_increases(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(2, 200))
+    tr = lloyd(X, X[:, :6], 15)
+    assert np.all(np.diff(tr.objective) <= 1e-12 * tr.objective[0])
+
+
+def test_zero_layers_returns_the_initial_state():
+    X = np.arange(6.0).reshape(2, 3)
+    tr = kmeans_transformer(X, X[:, :2], 0)
+    assert tr.labels.shape == (0, 3) and tr.centers.shape == (1, 2, 2)
+    np.testing.assert_array_equal(tr.centers[0], X[:, :2])
+
+
+# ---------------------------------------------------------------- finite gamma
+@pytest.mark.parametrize("seed", range(4))
+def test_large_finite_gamma_matches_lloyd_on_separated_data(seed):
+    rng = np.random.default_rng(seed)
+    means = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    z = np.r_[0, 1, 2, rng.integers(0, 3, 87)]  # component of each point
+    X = means[:, z] + 0.03 * rng.normal(size=(2, 90))
+    C0 = X[:, :3]  # one initial center per component: every point far from a tie
+    ref = lloyd(X, C0, 5)
+    trf = kmeans_transformer(X, C0, 5, gamma=1e4)
+    np.testing.assert_array_equal(trf.labels, ref.labels)
+    np.testing.assert_allclose(trf.centers, ref.centers, atol=1e-9)
+
+
+def test_soft_assignment_approaches_hard_as_gamma_grows():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 1, (2, 60))
+    C0 = X[:, :4]
+    ref = lloyd(X, C0, 3)
+    errs = [np.abs(kmeans_transformer(X, C0, 3, gamma=g).centers - ref.centers).max() for g in (1e1, 1e2, 1e3, 1e5)]
+    assert errs[-1] < 1e-6 and all(a >= b for a, b in zip(errs, errs[1:]))
+
+
+def test_finite_gamma_reset_is_chunked_and_chunking_does_not_change_results():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(0, 1, (2, 70))
+    a = kmeans_transformer(X, X[:, :3], 2, gamma=50.0, gamma_reset=1e3, chunk_size=16)
+    b = kmeans_transformer(X, X[:, :3], 2, gamma=50.0, gamma_reset=1e3, chunk_size=10_000)
+    np.testing.assert_allclose(a.centers, b.centers, rtol=0, atol=1e-13)
+    # finite reset gamma mixes the y of nearby points: assignments are no longer exactly one-hot
+    assert a.one_hot[-1] < 70
+
+
+# ---------------------------------------------------------------- inspection
+def test_record_exposes_tokens_and_attention():
+    X = np.array([[0.0, 0.2, 3.0, 3.2, 9.0]])
+    C0 = np.array([[0.0, 3.0, 100.0]])  # third cluster stays empty
+    tr = kmeans_transformer(X, C0, 2, record=True)
+    rec = tr.layers[0]
+    params, emb = lloyd_weights(1, 3)
+    assert rec.Xbar_in.shape == (emb.d_emb, 5) and rec.Cbar_in.shape == (emb.d_emb, 3)
+    assert rec.weights["1"].shape == (3, 5)  # keys = centers, queries = points
+    assert rec.weights["2"].shape == (5, 5)
+    assert rec.weights["3"].shape == (5 + 3, 3)  # keys = [points, centers], queries = centers
+    for W in rec.weights.values():
+        np.testing.assert_allclose(W.sum(axis=0), 1.0)
+    np.testing.assert_array_equal(rec.weights["1"].argmax(0), [0, 0, 1, 1, 1])
+    np.testing.assert_array_equal(rec.weights["2"], np.eye(5))
+    # block 3: cluster 0 averages points 0,1; the empty cluster 2 attends to its own token
+    np.testing.assert_array_equal(rec.weights["3"][:, 0], [0.5, 0.5, 0, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(rec.weights["3"][:, 2], [0, 0, 0, 0, 0, 0, 0, 1])
+    # the residual stream carries exactly Lloyd's state
+    np.testing.assert_array_equal(emb.assignments(rec.Xbar_out), np.eye(3)[:, [0, 0, 1, 1, 1]])
+    np.testing.assert_allclose(emb.centers(rec.Cbar_out), lloyd(X, C0, 1).centers[1], atol=1e-15)
+
+
+def test_weights_are_the_papers_projectors():
+    params, emb = lloyd_weights(2, 3, "linear")
+    assert emb.d_emb == 5
+    P_X = np.diag([1, 1, 0, 0, 0.0])
+    P_Y = np.diag([0, 0, 1, 1, 1.0])
+    expect = {"Q1": P_X, "K1": P_X, "V1": P_Y, "Q2": P_X, "K2": P_X, "V2": -P_Y,
+              "Q3": P_Y, "K3": P_Y, "V3": P_X, "Q4": P_Y, "K4": P_Y, "V4": -P_X}
+    assert set(params) == set(expect)
+    for key, M in expect.items():
+        np.testing.assert_array_equal(params[key], M, err_msg=key)
+
+
+def test_no_n_by_n_matrix_at_gamma_inf():
+    """Memory stays O(n (d + k)): 20,000 points would need 3.2 GB for one n x n matrix."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (2, 20_000))
+    X[:, 100:200] = X[:, :100]  # duplicates exercise the exact grouping path
+    tracemalloc.start()
+    kmeans_transformer(X, X[:, :3], 2)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40e6, f"peak {peak / 1e6:.1f} MB"
+
+
+def test_duplicate_grouping_matches_brute_force():
+    from kmt_ref.attention import _duplicate_groups
+
+    rng = np.random.default_rng(5)
+    base = rng.integers(0, 3, (3, 40)).astype(float)
+    KZ = base[:, rng.integers(0, 40, 300)]
+    first, inverse = _duplicate_groups(KZ)
+    for i in range(KZ.shape[1]):
+        same = np.flatnonzero(np.all(KZ == KZ[:, [i]], axis=0))
+        assert first[i] == same[0]
+        assert set(np.flatnonzero(inverse == inverse[i])) == set(same)
+
+
+# ---------------------------------------------------------------- input handling
+def test_integer_and_float32_input():
+    Xi = np.array([[0, 1, 5, 6]])
+    ref = lloyd(Xi.astype(float), [[0.0, 5.0]], 2)
+    for X in (Xi, Xi.astype(np.float32)):
+        tr = kmeans_transformer(X, np.array([[0, 5]], dtype=X.dtype), 2)
+        assert tr.centers.dtype == np.float64
+        np.testing.assert_array_equal(tr.centers, ref.centers)
+
+
+@pytest.mark.parametrize("func", [lloyd, kmeans_transformer])
+@pytest.mark.parametrize(
+    "X,C0,T,kw,exc,match",
+    [
+        (np.zeros((2, 5)), np.zeros((3, 2)), 1, {}, ValueError, r"C0 has 3 rows but X has d=2"),
+        (np.zeros((2, 3)), np.zeros((2, 4)), 1, {}, ValueError, r"n=3 points should be >= k=4"),
+        (np.zeros((2, 3)), np.zeros((2, 0)), 1, {}, ValueError, r"C0 must not be empty"),
+        (np.zeros((2, 3)), np.zeros((2, 1)), -1, {}, ValueError, r"n_\w+=-1 should be >= 0"),
+        (np.zeros((2, 3)), np.zeros((2, 1)), 1.5, {}, TypeError, r"must be an integer, got 1.5"),
+        (np.array([[0.0, np.nan, 1.0]]), np.zeros((1, 1)), 1, {}, ValueError, r"X contains NaN or infinite values, e.g. X\[0, 1\]=nan"),
+        (np.array([[0.0, np.inf]]), np.zeros((1, 1)), 1, {}, ValueError, r"X contains NaN or infinite"),
+        (np.zeros((1, 2)), np.array([[np.inf]]), 1, {}, ValueError, r"C0 contains NaN or infinite"),
+        (np.array([["a", "b"]]), np.zeros((1, 1)), 1, {}, TypeError, r"X must be a real numeric array"),
+        ("abc", np.zeros((1, 1)), 1, {}, TypeError, r"X must be a numeric array"),
+        (np.zeros(5), np.zeros((1, 1)), 1, {}, ValueError, r"X must be 2-D .* got ndim=1"),
+        (np.zeros((2, 5)), np.zeros(2), 1, {}, ValueError, r"C0 must be 2-D"),
+        (np.zeros((2, 5), dtype=complex), np.zeros((2, 1)), 1, {}, TypeError, r"dtype=complex128"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(func, X, C0, T, kw, exc, match):
+    with pytest.raises(exc, match=match):
+        func(X, C0, T, **kw)
+
+
+@pytest.mark.parametrize(
+    "kw,exc,match",
+    [
+        ({"gamma": -1.0}, ValueError, r"gamma=-1.0 should be >= 0"),
+        ({"gamma": float("nan")}, ValueError, r"gamma=nan must not be NaN"),
+        ({"gamma": "big"}, TypeError, r"gamma must be a real number, got 'big'"),
+        ({"gamma_reset": -2}, ValueError, r"gamma_reset=-2.0 should be >= 0"),
+        ({"center_update": "mean"}, ValueError, r"center_update='mean' should be one of"),
+        ({"chunk_size": 0}, ValueError, r"chunk_size=0 should be >= 1"),
+    ],
+)
+def test_bad_parameters_get_a_clear_error(kw, exc, match):
+    with pytest.raises(exc, match=match):
+        kmeans_transformer(np.zeros((1, 3)), np.zeros((1, 1)), 1, **kw)
+
+
+def test_lloyd_rejects_unknown_empty_policy():
+    with pytest.raises(ValueError, match=r"empty='drop' should be one of"):
+        lloyd(np.zeros((1, 3)), np.zeros((1, 1)), 1, empty="drop")
+
+
+def test_rows_to_columns_is_the_one_transpose():
+    rows = np.arange(6.0).reshape(3, 2)  # 3 points in 2-D
+    np.testing.assert_array_equal(kmt_ref.rows_to_columns(rows), rows.T)
+    with pytest.raises(ValueError, match="one row per point"):
+        kmt_ref.rows_to_columns(np.zeros(3))
