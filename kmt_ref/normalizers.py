@@ -15,11 +15,26 @@ SPEC.md §2 fixes the definitions:
 ``hardmax_average`` gamma = inf with weight spread uniformly over tied maxima
                    (the form the paper's theory uses).
 ``linear``         normalized linear attention ``s / sum(s)`` for s >= 0.
+``sparsemax``      Euclidean projection of ``gamma * s`` onto the simplex
+                   (Martins & Astudillo 2016), sort-based.
+``normmax``        alpha-normmax of ``gamma * s`` (Santos et al. 2024, the
+                   ``entmax`` package's definition): bisection for finite
+                   ``alpha > 1``, closed form for ``alpha = inf``.
+``gumbel``         Gumbel-softmax of the logits ``gamma * s`` driven by a
+                   ``numpy.random.Generator``; ``hard=True`` is the one-hot
+                   Gumbel-max sample.
 =================  ==========================================================
 
+How ``gamma`` enters: every normalizer here sees the scores ``gamma * s``
+(the attention code passes raw scores and ``gamma`` separately). For the
+three sparse/stochastic ones ``gamma = inf`` is the limit ``gamma -> inf``:
+:func:`hardmax_average` for ``sparsemax`` and ``normmax`` (their support
+shrinks to the maximum set), a uniform random pick among the maxima for
+``gumbel``.
+
 ``softmax`` and ``linear`` are written with ``autograd.numpy`` and are
-differentiable; the hard forms are not (they are used only with hand-set
-weights).
+differentiable; the hard forms, ``sparsemax``, ``normmax`` and ``gumbel`` are
+plain NumPy (they are used only with hand-set weights).
 
 The registry :data:`NORMALIZERS` maps a name to a function with the signature
 ``f(S, gamma=1.0, axis=0, rng=None, **options)``; the generic attention looks
@@ -27,6 +42,8 @@ normalizers up there, so a new one becomes available to every block by adding
 it to the registry.
 """
 from __future__ import annotations
+
+import numbers
 
 import numpy as onp
 import autograd.numpy as np
@@ -37,6 +54,12 @@ __all__ = [
     "hardmax",
     "hardmax_average",
     "linear",
+    "sparsemax",
+    "normmax",
+    "gumbel",
+    "gumbel_noise",
+    "simplex_threshold",
+    "GUMBEL_RANGE",
     "NORMALIZERS",
     "SHIFT_INVARIANT",
     "get_normalizer",
@@ -145,16 +168,308 @@ def linear(S, gamma=None, axis=0, rng=None):
     return S / safe
 
 
+# --------------------------------------------------------------------------
+# Sparse normalizers: sparsemax and alpha-normmax (SPEC §2)
+# --------------------------------------------------------------------------
+def _check_alpha(alpha):
+    """``alpha`` of normmax: a real number > 1, or ``inf``."""
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a real number > 1 (or inf), got {alpha!r} ({type(alpha).__name__})")
+    alpha = float(alpha)
+    if onp.isnan(alpha) or alpha <= 1.0:
+        raise ValueError(f"alpha={alpha!r} should be > 1 (alpha = 1 would be softmax; use normalizer='softmax')")
+    return alpha
+
+
+def _check_scale(gamma, name="gamma"):
+    """An inverse temperature ``0 <= gamma <= inf`` (not NaN)."""
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {gamma!r} ({type(gamma).__name__})")
+    gamma = float(gamma)
+    if onp.isnan(gamma) or gamma < 0:
+        raise ValueError(f"{name}={gamma!r} should be >= 0 (inf allowed)")
+    return gamma
+
+
+def _scaled_shifted(S, gamma, axis):
+    """``gamma * (s - max s)`` along ``axis``: every entry <= 0, the maxima exactly 0.
+
+    The maximum is subtracted before the product, so no ``gamma * s`` is ever
+    formed (no overflow for gamma up to 1e12 and scores of any size).
+    """
+    S = onp.asarray(S, dtype=float)
+    if not onp.all(onp.isfinite(S)):
+        raise ValueError("scores S must be finite (no NaN or inf)")
+    Z = S - onp.max(S, axis=axis, keepdims=True)
+    if gamma != 1.0:
+        Z = gamma * Z
+    return Z
+
+
+def simplex_threshold(Z, axis=0):
+    r"""The threshold ``tau`` of the Euclidean projection of ``z`` onto the simplex.
+
+    Parameters
+    ----------
+    Z : ndarray
+        Scores; the threshold is computed along ``axis``.
+    axis : int
+
+    Returns
+    -------
+    tau : ndarray, the shape of ``Z`` with ``axis`` kept as length 1.
+
+    Notes
+    -----
+    With ``z_(1) >= z_(2) >= ...`` sorted and ``S_s = z_(1) + ... + z_(s)``,
+    ``tau = max_s (S_s - 1) / s`` (Held, Wolfe & Crowder 1974; the same number
+    as Martins & Astudillo's ``(S_{k(z)} - 1) / k(z)``). It is the sparsemax
+    threshold, ``sparsemax(z) = [z - tau]_+``, and the alpha = inf normmax
+    keeps exactly ``{i : z_i > tau}``. ``max z - 1 <= tau < max z``, so the
+    support is never empty. Entries with equal scores are always on the same
+    side of ``tau``.
+    """
+    Zs = -onp.sort(-Z, axis=axis)  # descending along axis
+    csum = onp.cumsum(Zs, axis=axis)
+    shape = [1] * Z.ndim
+    shape[axis] = Z.shape[axis]
+    s = onp.arange(1, Z.shape[axis] + 1).reshape(shape)
+    return onp.max((csum - 1.0) / s, axis=axis, keepdims=True)
+
+
+def sparsemax(S, gamma=1.0, axis=0, rng=None):
+    r"""Sparsemax (Martins & Astudillo 2016): projection of ``gamma * s`` onto the simplex.
+
+    Parameters
+    ----------
+    S : ndarray, shape (..., r, q) (or any shape)
+        Scores; normalized along ``axis``.
+    gamma : float
+        ``0 <= gamma <= inf``; the projected vector is ``gamma * s``.
+        ``gamma = 0`` gives the uniform distribution, ``gamma = inf`` its
+        limit :func:`hardmax_average` (uniform on the maxima).
+    axis : int
+    rng : ignored
+
+    Returns
+    -------
+    W : ndarray, same shape as ``S``
+        ``W = argmin_{p in simplex} ||p - gamma s||^2``: non-negative, sums to
+        one along ``axis``, usually with exact zeros.
+
+    Notes
+    -----
+    Sort-based algorithm (Martins & Astudillo 2016, Alg. 1):
+    ``sparsemax(z)_i = [z_i - tau(z)]_+`` with ``tau`` from
+    :func:`simplex_threshold`. Golden values (SPEC §2):
+    ``[0, .25, .5, .75, 1] -> [0, 0, 1/12, 1/3, 7/12]``,
+    ``[1, 1, 0] -> [.5, .5, 0]``, ``[3, 1, 0] -> [1, 0, 0]``.
+    Shift invariant; ties get equal weight; length 1 gives ``[1]``.
+    Used by robust k-means (SPEC §5).
+    """
+    gamma = _check_scale(gamma)
+    if gamma == onp.inf:
+        return hardmax_average(S, axis=axis)
+    Z = _scaled_shifted(S, gamma, axis)
+    W = onp.maximum(Z - simplex_threshold(Z, axis), 0.0)
+    return W / onp.sum(W, axis=axis, keepdims=True)  # exact sum 1 (it is 1 up to rounding)
+
+
+def _normmax_bisect(Z, alpha, axis, max_iter=200):
+    """Finite-alpha normmax of Z (max along axis is 0) by bisection on tau."""
+    r = Z.shape[axis]
+    # tau_lo: q_max = 1, sum q^alpha >= 1;  tau_hi: every q <= 1/r, sum q^alpha <= 1
+    tau_lo = onp.full(onp.max(Z, axis=axis, keepdims=True).shape, -1.0)
+    tau_hi = onp.full(tau_lo.shape, -((1.0 / r) ** (alpha - 1.0)))
+    power = alpha / (alpha - 1.0)  # q^alpha = [z - tau]_+^(alpha / (alpha - 1))
+    for _ in range(max_iter):
+        mid = 0.5 * (tau_lo + tau_hi)
+        if onp.all((mid == tau_lo) | (mid == tau_hi)):
+            break  # the interval is one ulp wide everywhere
+        f = onp.sum(onp.maximum(Z - mid, 0.0) ** power, axis=axis, keepdims=True) - 1.0
+        up = f >= 0
+        tau_lo = onp.where(up, mid, tau_lo)
+        tau_hi = onp.where(up, tau_hi, mid)
+    Q = onp.maximum(Z - tau_lo, 0.0) ** (1.0 / (alpha - 1.0))  # tau_lo < 0 = max z: q_max > 0
+    return Q / onp.sum(Q, axis=axis, keepdims=True)
+
+
+def normmax(S, gamma=1.0, axis=0, rng=None, alpha=2.0):
+    r"""alpha-normmax (Santos et al. 2024) of ``gamma * s``, the ``entmax`` package's definition.
+
+    Parameters
+    ----------
+    S : ndarray, shape (..., r, q) (or any shape)
+        Scores; normalized along ``axis``.
+    gamma : float
+        ``0 <= gamma <= inf``; the map is applied to ``gamma * s``.
+        ``gamma = inf`` gives the limit :func:`hardmax_average`.
+    axis : int
+    rng : ignored
+    alpha : float
+        ``alpha > 1``, or ``inf`` (the closed form). ``alpha <= 1`` raises
+        ``ValueError``.
+
+    Returns
+    -------
+    W : ndarray, same shape as ``S``; on the simplex along ``axis``.
+
+    Notes
+    -----
+    ``normmax_alpha(z) = argmax_{p in simplex} <p, z> - ||p||_alpha``.
+
+    *Finite alpha* (as ``entmax.normmax_bisect``): the optimality conditions
+    give ``p = q / sum(q)`` with ``q_i = [z_i - tau]_+^{1/(alpha-1)}`` and
+    ``sum_i q_i^alpha = 1``; ``tau`` is found by bisection on
+    ``[max z - 1, max z - (1/r)^{alpha-1}]`` until the bracket is one ulp wide
+    (at most 200 halvings).
+
+    *alpha = inf*: ``<p, z> - max_i p_i`` is maximised by the uniform
+    distribution on the ``s*`` largest scores, ``s* = argmax_s (S_s - 1)/s``
+    (``S_s`` the sum of the ``s`` largest). When several ``s`` attain the
+    maximum the optimum is not unique; this function returns the **smallest**
+    ``s*``, which is the limit of the finite-alpha solutions as
+    ``alpha -> inf`` (the entries left out sit exactly at the threshold). It is
+    computed as the uniform distribution on ``{i : z_i > tau}``, ``tau`` from
+    :func:`simplex_threshold` (the same support as sparsemax), so equal scores
+    are always kept or dropped together.
+
+    Golden values (``entmax``'s own test, SPEC §2): ``z = [0, .25, .5, .75, 1]``;
+    alpha = 2 -> ``[0, .0239, .1746, .3254, .4761]``; alpha = 1000 ->
+    ``[0, 0, .3330, .3334, .3336]``; alpha = inf -> ``[0, 0, 1/3, 1/3, 1/3]``.
+    Shift invariant. Used by trimmed k-means (SPEC §5): with alpha = inf a
+    center keeps the uniform mean of its ``s*`` best-scored members.
+    """
+    alpha = _check_alpha(alpha)
+    gamma = _check_scale(gamma)
+    if gamma == onp.inf:
+        return hardmax_average(S, axis=axis)
+    Z = _scaled_shifted(S, gamma, axis)
+    if alpha == onp.inf:
+        keep = Z > simplex_threshold(Z, axis)  # contains every maximum (z = 0 > tau)
+        return keep / onp.sum(keep, axis=axis, keepdims=True)
+    return _normmax_bisect(Z, alpha, axis)
+
+
+# --------------------------------------------------------------------------
+# Gumbel-softmax attention (randomized k-medoids, SPEC §5)
+# --------------------------------------------------------------------------
+_U_STEPS = 2**53
+
+#: (min, max) of the Gumbel noise that :func:`gumbel_noise` can return:
+#: ``-log(-log u)`` for ``u`` in ``[2^-53, 1 - 2^-53]``.
+GUMBEL_RANGE = (
+    float(-onp.log(-onp.log(1.0 / _U_STEPS))),
+    float(-onp.log(-onp.log1p(-1.0 / _U_STEPS))),
+)
+
+
+def gumbel_noise(rng, shape):
+    r"""Standard Gumbel noise ``g = -log(-log u)`` that never evaluates ``log(0)``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    shape : tuple of int
+
+    Returns
+    -------
+    G : ndarray of float, ``shape``; every entry in :data:`GUMBEL_RANGE`
+        (about ``[-3.60, 36.74]``).
+
+    Notes
+    -----
+    ``u = m / 2^53`` with ``m`` uniform on the integers ``1 .. 2^53 - 1``
+    (``rng.integers``): every ``u`` is exactly representable and lies strictly
+    inside (0, 1), so ``log u < 0`` and ``-log u > 0``; neither logarithm can
+    see 0. (``rng.random()`` can return 0, and ``1 - rng.random()`` can
+    return 1.) The grid has spacing 2^-53, which is the resolution of
+    ``rng.random()`` itself.
+    """
+    if not isinstance(rng, onp.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {rng!r} ({type(rng).__name__})")
+    m = rng.integers(1, _U_STEPS, size=shape)  # 1 .. 2^53 - 1
+    U = m / _U_STEPS
+    return -onp.log(-onp.log(U))
+
+
+def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
+    r"""Gumbel-softmax of the logits ``gamma * s``; ``hard=True`` samples the Gumbel-max one-hot.
+
+    Parameters
+    ----------
+    S : ndarray, shape (..., r, q) (or any shape)
+        Scores; normalized along ``axis``.
+    gamma : float
+        ``0 <= gamma <= inf``: logits ``gamma * s``. ``gamma = inf``: the
+        limit, in which only the maximal scores keep a finite logit (ties are
+        then broken by the noise: a uniform pick among the maxima).
+    axis : int
+    rng : numpy.random.Generator
+        Required (unless ``noise`` is given). One standard Gumbel variable is
+        drawn per entry of ``S``, in C order (:func:`gumbel_noise`), on every
+        call, including ``gamma = inf``.
+    hard : bool
+        ``True``: one-hot on ``argmax(gamma s + g)`` (ties to the lowest
+        index), a sample from ``softmax(gamma s)``. ``False``: the relaxed
+        sample ``softmax((gamma s + g) / tau)``.
+    tau : float
+        Temperature of the relaxed sample (``> 0``; ignored when ``hard``).
+    noise : ndarray, shape of ``S``, optional
+        Use this noise instead of drawing it (for tests: ``noise = 0`` turns the
+        sampler into a deterministic argmax).
+
+    Returns
+    -------
+    W : ndarray, same shape as ``S``; one-hot (``hard``) or on the simplex.
+
+    Notes
+    -----
+    Gumbel-max trick (Gumbel 1954; Maddison et al. 2014):
+    ``P[argmax_i (z_i + g_i) = j] = softmax(z)_j`` for i.i.d. standard Gumbel
+    ``g_i``. Gumbel-softmax (Jang et al. 2017; Maddison et al. 2017) replaces
+    the argmax by ``softmax(./tau)``. Shift invariant for a fixed noise draw.
+    """
+    gamma = _check_scale(gamma)
+    S = onp.asarray(S, dtype=float)
+    if noise is None:
+        if rng is None:
+            raise ValueError("normalizer 'gumbel' needs rng (a numpy.random.Generator); got rng=None")
+        G = gumbel_noise(rng, S.shape)
+    else:
+        G = onp.asarray(noise, dtype=float)
+        if G.shape != S.shape:
+            raise ValueError(f"noise has shape {G.shape}, should be S.shape={S.shape}")
+    if gamma == onp.inf:
+        L = onp.where(S == onp.max(S, axis=axis, keepdims=True), 0.0, -onp.inf)
+    else:
+        L = _scaled_shifted(S, gamma, axis)
+    L = L + G  # the maxima of S stay finite, so every slice has a finite maximum
+    if hard:
+        idx = onp.expand_dims(onp.argmax(L, axis=axis), axis)
+        W = onp.zeros(S.shape)
+        onp.put_along_axis(W, idx, 1.0, axis=axis)
+        return W
+    tau = _check_scale(tau, "tau")
+    if tau == 0 or tau == onp.inf:
+        raise ValueError(f"tau={tau!r} should be > 0 and finite")
+    E = onp.exp((L - onp.max(L, axis=axis, keepdims=True)) / tau)
+    return E / onp.sum(E, axis=axis, keepdims=True)
+
+
 #: name -> normalizer function ``f(S, gamma, axis, rng, **options)``
 NORMALIZERS = {
     "softmax": softmax,
     "hardmax": hardmax,
     "hardmax_average": hardmax_average,
     "linear": linear,
+    "sparsemax": sparsemax,
+    "normmax": normmax,
+    "gumbel": gumbel,
 }
 
 #: normalizers with sigma(s + c) = sigma(s) for a constant c per query.
-SHIFT_INVARIANT = {"softmax", "hardmax", "hardmax_average"}
+SHIFT_INVARIANT = {"softmax", "hardmax", "hardmax_average", "sparsemax", "normmax", "gumbel"}
 
 #: normalizers whose output is a 0/1 selection or a uniform average over the
 #: maximum set: the attention code has exact, O(n) fast paths for them.
