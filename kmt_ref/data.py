@@ -115,12 +115,14 @@ def validation_data(seed=VALIDATION_SEED):
     return X, C0
 
 
-def toy_data(seed=1, k=3, n_per_cluster=8):
+def toy_data(seed=19, k=3, n_per_cluster=8):
     """A small 2-D example for notebooks and figures (same recipe, std 0.1).
 
     Parameters
     ----------
     seed : int or numpy.random.Generator
+        Default 19: three clusters of 8 where two initial centers start in
+        the same cluster and Lloyd's algorithm needs two steps to separate them.
     k : int
         Clusters and initial centers (default 3).
     n_per_cluster : int

@@ -14,6 +14,9 @@ import matplotlib
 
 #: (file name in figures/, "module:function(path)")
 FIGURES = [
+    ("fig1_validation.png", "kmt_ref.paper_figures:fig1_validation"),
+    ("fig2_finite_gamma_gap.png", "kmt_ref.paper_figures:fig2_finite_gamma_gap"),
+    ("fig3_weights_and_attention.png", "kmt_ref.paper_figures:fig3_weights_and_attention"),
 ]
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import matplotlib.pyplot as plt
 from matplotlib.colors import TwoSlopeNorm
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "CLUSTER_COLORS",
@@ -275,6 +276,8 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
     W = _check_2d(W, "W")
     fig, ax = _new_ax(ax, (3.5, 3.5))
     im = ax.imshow(W, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if key_blocks:
         _block_ticks(ax, key_blocks, "y")
     ax.set_xlabel(f"{query_label} ({W.shape[1]})")
@@ -316,7 +319,7 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None):
     matplotlib.figure.Figure
     """
     roles = BLOCK_ROLES if roles is None else roles
-    names = list(weights)
+    names = sorted(weights)
     if axes is None:
         fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.2))
         axes = np.atleast_1d(axes)
