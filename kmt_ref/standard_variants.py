@@ -1,0 +1,426 @@
+"""Theorem 2.2 and the standard variants, each a small named change to Theorem 2.1.
+
+Every construction here is the Lloyd construction of
+:mod:`kmt_ref.constructions` (:func:`~kmt_ref.constructions.lloyd_weights`,
+:func:`~kmt_ref.constructions.lloyd_layer`) with a few lines changed, run by
+the same generic layer (:func:`kmt_ref.attention.layer_forward`) and the same
+loop (:func:`~kmt_ref.constructions.run_layers`):
+
+==========================  =================================================
+construction                the change to Theorem 2.1
+==========================  =================================================
+:func:`dot_product_transformer`  (Theorem 2.2) tokens also carry ``||x||^2``,
+                            ``1`` (and the type flag); every block uses plain
+                            dot-product scores; a ReQU feed-forward block
+                            refreshes ``||c_j||^2`` after the update.
+:func:`soft_kmeans_transformer`  finite ``gamma = beta`` in block 1; the
+                            paper's normalized linear attention in block 3.
+:func:`spherical_kmeans_transformer`  unit-norm data at embedding; dot-product
+                            (cosine) scores in block 1; RMSNorm on block 3's
+                            output.
+==========================  =================================================
+
+Their classical references are in :mod:`kmt_ref.reference_standard`
+(:func:`~kmt_ref.reference_standard.soft_kmeans`,
+:func:`~kmt_ref.reference_standard.spherical_kmeans`) and
+:func:`kmt_ref.lloyd`.
+"""
+from __future__ import annotations
+
+import dataclasses
+from functools import partial
+
+import numpy as np
+
+from .attention import FeedForward, Sublayer, rms_norm
+from .constructions import EmptyClusterError, Embedding, lloyd_layer, lloyd_weights, projector, run_layers
+from .reference_standard import check_beta, unit_columns
+from .validation import as_centers, as_points, check_count, check_gamma
+
+__all__ = [
+    "with_block",
+    "dot_product_weights",
+    "dot_product_layer",
+    "dot_product_transformer",
+    "soft_kmeans_transformer",
+    "spherical_kmeans_layer",
+    "spherical_kmeans_transformer",
+    "plot_soft_beta_sweep",
+    "figure_soft_beta_sweep",
+]
+
+
+def with_block(layer, name, **changes):
+    """A copy of ``layer`` in which attention block ``name`` has some fields changed.
+
+    Parameters
+    ----------
+    layer : tuple of Sublayer / FeedForward
+    name : str
+        The block's name, ``"1"`` ... ``"4"``.
+    **changes
+        Fields of :class:`kmt_ref.attention.Block` (``score``, ``post``, ...).
+
+    This is how each variant below states its change to Theorem 2.1:
+    ``with_block(lloyd_layer(), "1", score="dot")`` is the Lloyd layer with a
+    dot-product block 1 and nothing else changed.
+    """
+    out, found = [], False
+    for sub in layer:
+        if isinstance(sub, Sublayer):
+            blocks = tuple(dataclasses.replace(b, **changes) if b.name == name else b for b in sub.blocks)
+            found = found or any(b.name == name for b in sub.blocks)
+            sub = dataclasses.replace(sub, blocks=blocks)
+        out.append(sub)
+    if not found:
+        raise KeyError(f"the layer has no attention block named {name!r}")
+    return tuple(out)
+
+
+def _check_transformer_args(X, C0, n_layers, chunk_size):
+    X = as_points(X)
+    C0 = as_centers(C0, X)
+    n_layers = check_count(n_layers, "n_layers")
+    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
+    return X, C0, n_layers, chunk_size
+
+
+# --------------------------------------------------------------------------
+# Theorem 2.2: dot-product attention + a ReQU feed-forward block
+# --------------------------------------------------------------------------
+def dot_product_weights(d, k):
+    r"""Hand-set weights of Theorem 2.2 (SPEC §4): dot-product scores only, plus a ReQU FFN.
+
+    Parameters
+    ----------
+    d, k : int
+        Data dimension and number of clusters.
+
+    Returns
+    -------
+    params : dict
+        ``Q1, K1, V1, ..., Q4, K4, V4`` (each (d_emb, d_emb)), ``W1`` (2d,
+        d_emb) and ``W2`` (d_emb, 2d).
+    emb : Embedding
+        Layout ``("x", "norm", "one", "y", "flag")``, ``d_emb = d + k + 3``:
+        point tokens ``[x_i; ||x_i||^2; 1; y_i; 0]``, center tokens
+        ``[c_j; ||c_j||^2; 1; e_j; 1]``.
+
+    Notes
+    -----
+    Proof sketch (the paper's Theorem 2.2; the empty-cluster token and the
+    choice of block 2 are the project's own construction, SPEC §4 "(open)").
+    Scores are ``S_ji = (K z'_j) . (Q z_i)``; hardmax in the limit.
+
+    *The norm trick* (blocks 1 and 2). ``Q_a z = [2x; -1]`` and
+    ``K_a z = [x; ||x||^2]`` (both in the rows ``x``, ``norm``):
+    ``(K_a z'_j) . (Q_a z_i) = 2 x_i . x'_j - ||x'_j||^2
+    = ||x_i||^2 - ||x_i - x'_j||^2``. The term ``||x_i||^2`` is the same for
+    every key of query i, and softmax, hardmax and the averaging hardmax are
+    shift invariant per query, so these scores select exactly what the
+    Euclidean scores ``-||x_i - x'_j||^2`` of Theorem 2.1 select.
+
+    *Block 1* (Q_a, K_a, V1 = P_Y; keys: centers): point i takes the nearest
+    center ``j*``, lowest index on ties, and writes ``e_{j*}``.
+
+    *Block 2* (Q_a, K_a, V2 = -P_Y; keys: points): the score is largest at the
+    copies of x_i, which carry the same ``y`` as x_i; it writes ``-y_i``.
+    Blocks 2 + 1 give ``(y_i - y_i) + e_{j*} = e_{j*}``.
+
+    *Block 3* (Q3 = P_Y, K3 z = y - 1/2 flag 1_k, V3 = P_X; keys: points and
+    centers). Against point i the score is ``e_j . y_i`` = 1 for members of
+    cluster j, 0 otherwise. Against center token l it is
+    ``e_j . (e_l - 1/2 1_k) = delta_jl - 1/2``: 1/2 for the center's own token,
+    -1/2 for the others. So 1 (members) > 1/2 (own token) > 0, -1/2: the
+    averaging hardmax takes the members' mean ``m_j`` when cluster j has
+    members, and ``c_j`` when it is empty (Lloyd's "keep" policy). This is the
+    dot-product form of the default token of Theorem 2.1's construction.
+
+    *Block 4* (Q4 = K4 = P_Y, V4 = -(P_X + P_norm); keys: centers): scores
+    ``e_l . e_j = delta_lj``, so it is identity attention; it writes
+    ``-[c_j; ||c_j||^2]``, clearing the old center **and its old norm**.
+    Blocks 4 + 3 give ``[m_j; 0]`` in the rows ``x``, ``norm``.
+
+    *FFN* ``z + W2 ReQU(W1 z)`` on the center stream, ``W1 = [I_d; -I_d]`` on
+    the data rows, ``W2`` sums the 2d hidden units into the ``norm`` row:
+    ``sum_m ReQU(c_m) + ReQU(-c_m) = sum_m c_m^2 = ||c_j||^2``, exactly
+    (one of each pair is 0). It fills the cleared slot with the new norm.
+
+    After one layer the tokens are again ``[x_i; ||x_i||^2; 1; e_{l_i}; 0]``
+    and ``[c_j'; ||c_j'||^2; 1; e_j; 1]``: one layer is one Lloyd iteration,
+    and only dot products were used.
+    """
+    emb = Embedding(d, k, ("x", "norm", "one", "y", "flag"))
+    P_X, P_Y, P_N = projector(emb, "x"), projector(emb, "y"), projector(emb, "norm")
+    x, y, norm, one, flag = (emb.rows(b) for b in ("x", "y", "norm", "one", "flag"))
+    # the norm trick: query [2x; -1], key [x; ||x||^2]
+    Q_a = 2.0 * P_X
+    Q_a[norm, one] = -1.0
+    K_a = P_X + P_N
+    # block 3's key: y - 1/2 flag 1_k (the default token of an empty cluster scores 1/2)
+    K3 = P_Y.copy()
+    K3[y, flag] = -0.5
+    # FFN: W1 = [I_d; -I_d] on the data rows, W2 sums all hidden units into the norm row
+    W1 = np.zeros((2 * d, emb.d_emb))
+    W1[:d, x] = np.eye(d)
+    W1[d:, x] = -np.eye(d)
+    W2 = np.zeros((emb.d_emb, 2 * d))
+    W2[norm, :] = 1.0
+    params = {
+        "Q1": Q_a, "K1": K_a, "V1": P_Y,            # assign: write e_{j*}
+        "Q2": Q_a, "K2": K_a, "V2": -P_Y,           # reset: subtract old y_i
+        "Q3": P_Y, "K3": K3, "V3": P_X,             # update: mean of the members (or keep)
+        "Q4": P_Y, "K4": P_Y, "V4": -(P_X + P_N),   # reset: subtract old c_j and ||c_j||^2
+        "W1": W1, "W2": W2,                         # FFN: write the new ||c_j||^2
+    }
+    return params, emb
+
+
+def dot_product_layer(gamma=np.inf, gamma_reset=np.inf, gamma_update=None):
+    """Layer description of Theorem 2.2: Theorem 2.1's layer with dot scores and a ReQU FFN.
+
+    Parameters
+    ----------
+    gamma, gamma_reset, gamma_update : float
+        As in :func:`kmt_ref.constructions.lloyd_layer` (blocks 1, 2 + 4, 3).
+
+    Returns
+    -------
+    layer : tuple
+        The Lloyd layer (reset blocks listed first, see
+        :func:`~kmt_ref.constructions.lloyd_layer`) with ``score="dot"`` in
+        all four blocks, followed by ``FeedForward("C", "requ")``.
+    """
+    layer = lloyd_layer(gamma, gamma_reset, "euclidean", gamma_update)
+    for name in ("1", "2", "3", "4"):
+        layer = with_block(layer, name, score="dot")
+    return layer + (FeedForward("C", activation="requ"),)
+
+
+def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf, gamma_update=None,
+                            record=False, chunk_size=1024):
+    r"""Run Theorem 2.2: Lloyd's algorithm with plain dot-product attention and a ReQU FFN.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+        Data, one point per column.
+    C0 : array_like, shape (d, k)
+        Initial centers, one per column.
+    n_layers : int
+        T >= 0 layers with shared, hand-set weights (:func:`dot_product_weights`).
+    gamma : float
+        Inverse temperature of block 1 (and block 3 unless ``gamma_update``
+        is given). ``inf`` (default): the exact limit.
+    gamma_reset : float
+        Blocks 2 and 4; default ``inf`` (their exact limit, as in the
+        authors' validation).
+    gamma_update : float, optional
+        Block 3.
+    record : bool
+        Keep each layer's tokens and attention matrices in ``trace.layers``.
+    chunk_size : int
+        Query chunk of the point self-attention (block 2): memory
+        O(chunk_size * n). With dot scores block 2 has no O(n) shortcut, so
+        it costs O(n^2 d) time per layer.
+
+    Returns
+    -------
+    ClusteringTrace
+        As :func:`kmt_ref.kmeans_transformer` (with ``record=True`` the
+        ``||c_j||^2`` slot is visible in ``trace.layers[t].Cbar_out``).
+
+    Notes
+    -----
+    Paper: Theorem 2.2 (SPEC §4); the proof sketch is in
+    :func:`dot_product_weights`. Compared with Theorem 2.1
+    (:func:`kmt_ref.kmeans_transformer`) it changes only the token layout
+    (``||x||^2``, ``1``), the weights of the score maps and adds one FFN.
+
+    Policies (at ``gamma = inf``): ties go to the lowest index; duplicates
+    share their label; an empty cluster keeps its center (the default token of
+    block 3); ``k = 1`` and ``k = n`` need nothing special. The labels equal
+    :func:`kmt_ref.lloyd`'s whenever Lloyd's own distance comparison is not
+    decided by rounding: the dot score ``2 x.c - ||c||^2`` and Lloyd's
+    ``||x||^2 + ||c||^2 - 2 x.c`` are the same number in exact arithmetic but
+    are rounded differently, so two centers whose distances to a point agree
+    to ~1e-16 relative may be ordered differently (exact ties in exactly
+    representable numbers, e.g. small integers or dyadic data, are resolved
+    identically). Likewise block 2 relies on the diagonal score beating
+    every other point's, which holds unless two distinct points lie within
+    about ``1e-8 * ||x||`` of each other *and* were assigned differently.
+    """
+    X, C0, n_layers, chunk_size = _check_transformer_args(X, C0, n_layers, chunk_size)
+    gamma = check_gamma(gamma, "gamma")
+    gamma_reset = check_gamma(gamma_reset, "gamma_reset")
+    if gamma_update is not None:
+        gamma_update = check_gamma(gamma_update, "gamma_update")
+    d, k = C0.shape
+    params, emb = dot_product_weights(d, k)
+    layer = dot_product_layer(gamma, gamma_reset, gamma_update)
+    trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size)
+    trace.info.update(gamma=gamma, gamma_reset=gamma_reset, attention="dot")
+    return trace
+
+
+# --------------------------------------------------------------------------
+# Soft k-means: finite gamma = beta in block 1, linear attention in block 3
+# --------------------------------------------------------------------------
+def soft_kmeans_transformer(X, C0, n_layers, beta, *, record=False, chunk_size=1024):
+    r"""Soft k-means as a transformer: Theorem 2.1 with ``gamma = beta`` and the linear block 3.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+        Data, one point per column.
+    C0 : array_like, shape (d, k)
+        Initial centers.
+    n_layers : int
+        T >= 0 layers.
+    beta : float
+        Inverse temperature of the assignment block, ``0 < beta < inf``.
+    record : bool
+        Keep each layer's attention matrices; ``trace.layers[t].weights["1"]``
+        (k, n) is then the responsibility matrix of step t+1.
+    chunk_size : int
+        Query chunk for dense attention.
+
+    Returns
+    -------
+    ClusteringTrace
+        ``assignments`` (k, n): the final responsibilities ``Y = R``;
+        ``labels`` (T, n): the largest responsibility, lowest index on ties;
+        ``one_hot``: columns of Y that are exactly one-hot (only when
+        ``beta`` is so large that the other entries underflow to 0).
+
+    Notes
+    -----
+    The change to Theorem 2.1 (SPEC §5, "soft k-means") is two arguments::
+
+        params, emb = lloyd_weights(d, k, center_update="linear")
+        layer = lloyd_layer(gamma=beta, center_update="linear")
+
+    Proof sketch. Block 1 keeps the Euclidean scores ``-||x_i - c_j||^2`` but
+    at the finite inverse temperature ``beta``: it writes
+    ``r_i = softmax_j(-beta ||x_i - c_j||^2)``, the responsibilities. Block 2
+    (exact identity attention, ``gamma_reset = inf``) removes the old ``y_i``,
+    so ``y_i = r_i`` (listed first, ``(y_i - y_i) + r_i = r_i`` exactly).
+    Block 3 is the paper's normalized linear attention with scores
+    ``e_j . y_i = r_ij``: it returns ``sum_i r_ij x_i / sum_i r_ij``, the soft
+    k-means update, at any ``beta``; block 4 removes the old ``c_j``.
+    This equals :func:`kmt_ref.soft_kmeans` (to ~1e-15 relative per step).
+
+    Policies:
+
+    - *Very small beta*: ``r_ij -> 1/k`` and every center moves to the data
+      mean in one step.
+    - *Very large beta*: ``r`` tends to Lloyd's one-hot assignment (exact ties
+      share the weight equally, where Lloyd picks the lowest index). Once
+      ``beta`` times the distance gap exceeds ~745, ``exp`` underflows; if a
+      cluster's responsibilities are then all exactly 0, the linear block 3
+      has no weights to normalize (``0/0``) and cannot express Lloyd's "keep"
+      (the reference :func:`kmt_ref.soft_kmeans` keeps that center):
+      :class:`kmt_ref.EmptyClusterError` is raised, naming the cluster, the
+      layer and ``beta``. Use :func:`kmt_ref.kmeans_transformer` (``gamma =
+      inf``) for the hard limit.
+    - *Ties*: equal responsibilities; ``labels`` takes the lowest index.
+    - ``beta <= 0``, NaN or inf: ``ValueError``.
+    """
+    X, C0, n_layers, chunk_size = _check_transformer_args(X, C0, n_layers, chunk_size)
+    beta = check_beta(beta)
+    d, k = C0.shape
+    params, emb = lloyd_weights(d, k, center_update="linear")
+    layer = lloyd_layer(gamma=beta, center_update="linear")
+    try:
+        trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size,
+                           check_nonempty=True)
+    except EmptyClusterError as exc:
+        raise EmptyClusterError(
+            f"soft k-means with beta={beta!r}: {exc.args[0].split(':')[0]}: every responsibility of "
+            "this cluster underflowed to exactly 0, and the linear center update (the paper's "
+            "block 3) has no weight to average; use a smaller beta, or kmt_ref.kmeans_transformer "
+            "(gamma=inf) for the hard limit"
+        ) from exc
+    trace.info.update(beta=beta)
+    return trace
+
+
+# --------------------------------------------------------------------------
+# Spherical k-means: unit data, cosine scores in block 1, RMSNorm after block 3
+# --------------------------------------------------------------------------
+def spherical_kmeans_layer(d_emb):
+    """Theorem 2.1's layer with a dot-product block 1 and RMSNorm on block 3's output.
+
+    Parameters
+    ----------
+    d_emb : int
+        Token size; RMSNorm's gain is ``1/sqrt(d_emb)``.
+
+    Returns
+    -------
+    layer : tuple
+        ``lloyd_layer()`` with exactly two fields changed (see
+        :func:`spherical_kmeans_transformer`).
+    """
+    layer = with_block(lloyd_layer(), "1", score="dot")  # cosine similarity
+    # block 3 writes [m_j; 0]: RMSNorm over the d_emb rows with gain 1/sqrt(d_emb) is m_j/||m_j||
+    return with_block(layer, "3", post=partial(rms_norm, gain=1.0 / np.sqrt(d_emb)))
+
+
+def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=1024):
+    r"""Spherical k-means (Dhillon & Modha) as a transformer.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+        Data, one nonzero point per column; scaled to unit norm at embedding.
+    C0 : array_like, shape (d, k)
+        Initial centers, nonzero columns; scaled to unit norm.
+    n_layers : int
+        T >= 0 layers.
+    record : bool
+        Keep each layer's tokens and attention matrices.
+    chunk_size : int
+
+    Returns
+    -------
+    ClusteringTrace
+        As :func:`kmt_ref.spherical_kmeans` (centers and objective refer to
+        the unit-norm data; ``info["X_unit"]`` holds it, (d, n)).
+
+    Notes
+    -----
+    The change to Theorem 2.1 (SPEC §5, "spherical k-means"):
+
+    1. *Embedding*: ``x_i / ||x_i||`` (and ``c_j / ||c_j||``) instead of ``x_i``.
+    2. *Block 1*: ``score="dot"``. With Q1 = K1 = P_X the score is
+       ``c_j . x_i``, the cosine similarity of unit vectors; the lowest-index
+       hardmax assigns each point to the center of largest cosine (ties: the
+       lowest index), as Dhillon & Modha.
+    3. *Block 3*: ``post = RMSNorm`` (no centering, gain ``1/sqrt(d_emb)``).
+       Block 3 is unchanged and writes ``[m_j; 0]`` with ``m_j`` the members'
+       mean (or ``c_j`` for an empty cluster, through the default token); its
+       only nonzero rows are the data rows, so
+       ``RMSNorm(z) = z / (sqrt(||m_j||^2 / d_emb) sqrt(d_emb)) = [m_j / ||m_j||; 0]``:
+       the normalized member sum (mean and sum have the same direction).
+       Block 4 then removes the old ``c_j``: ``(c_j - c_j) + m_j/||m_j||``.
+
+    Blocks 2 and 4 are Theorem 2.1's exact resets. This equals
+    :func:`kmt_ref.spherical_kmeans`: labels exactly, centers to ~1e-16.
+
+    Policies: ties go to the lowest index; an empty cluster keeps its
+    center; a cluster whose member sum is exactly zero (antipodal members,
+    e.g. x and -x) gets the **zero vector** (:func:`kmt_ref.attention.rms_norm`
+    maps a zero column to zero), exactly as the reference, never NaN; a zero
+    center then scores 0 against every point. A zero-norm point or initial
+    center raises ``ValueError``.
+    """
+    X, C0, n_layers, chunk_size = _check_transformer_args(X, C0, n_layers, chunk_size)
+    X = unit_columns(X, "X")
+    C0 = unit_columns(C0, "C0")
+    d, k = C0.shape
+    params, emb = lloyd_weights(d, k)
+    layer = spherical_kmeans_layer(emb.d_emb)
+    trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size)
+    trace.info.update(X_unit=X)
+    return trace
