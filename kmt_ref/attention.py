@@ -58,26 +58,30 @@ def _support(mask):
     return idx, idx.size
 
 
-def _project(W, b, Z):
+def _project(W, b, Z, rows=None):
     """``W Z + b`` for Z of shape (..., d_in, m); W (d_out, d_in); b (d_out,) or None.
 
+    With ``rows`` (a slice or index array) only those output rows are returned.
     Hand-set weights are mostly zero (projectors onto row blocks). When nothing
-    is being differentiated and W has all-zero rows or columns, only the
-    nonzero sub-block is multiplied: the same sum without its exact-zero terms.
+    is being differentiated, only the nonzero sub-block of W is multiplied: the
+    same sum without its exact-zero terms.
     """
-    if type(W) is onp.ndarray and type(Z) is onp.ndarray:
-        rows, n_rows = _support(onp.any(W != 0, axis=1))
-        cols, n_cols = _support(onp.any(W != 0, axis=0))
-        if n_rows * n_cols <= W.size // 2:
-            out = onp.zeros(Z.shape[:-2] + (W.shape[0], Z.shape[-1]))  # (..., d_out, m)
-            if n_rows and n_cols:
-                out[..., rows, :] = onp.matmul(W[rows][:, cols], Z[..., cols, :])
-            if b is not None:
-                out += b[:, None]
-            return out
-    out = np.matmul(W, Z)  # (..., d_out, m)
+    if type(W) is not onp.ndarray or type(Z) is not onp.ndarray:  # autograd path
+        out = np.matmul(W, Z)  # (..., d_out, m)
+        return out if b is None else out + b[:, None]
+    if rows is not None:
+        W = W[rows]
+        b = None if b is None else onp.asarray(b)[rows]
+    nz_rows, n_rows = _support(onp.any(W != 0, axis=1))
+    cols, n_cols = _support(onp.any(W != 0, axis=0))
+    if n_rows * n_cols > W.size // 2:
+        out = onp.matmul(W, Z)
+    else:
+        out = onp.zeros(Z.shape[:-2] + (W.shape[0], Z.shape[-1]))  # (..., d_out, m)
+        if n_rows and n_cols:
+            out[..., nz_rows, :] = onp.matmul(W[nz_rows][:, cols], Z[..., cols, :])
     if b is not None:
-        out = out + b[:, None]
+        out += b[:, None]
     return out
 
 
@@ -184,7 +188,7 @@ def _self_attention_limit(KZ, VZ, normalizer, want_weights):
         return out, W
     # averaging hardmax: mean of V z over the group
     if onp.array_equal(first, onp.arange(n)):  # all keys distinct: identity attention
-        out = VZ.copy()
+        out = VZ
         W = onp.eye(n) if want_weights else None
         return out, W
     counts = onp.bincount(inverse, minlength=n)  # group sizes, indexed by group id
@@ -196,7 +200,7 @@ def _self_attention_limit(KZ, VZ, normalizer, want_weights):
     return out, W
 
 
-def _segment_mean(top, VZk):
+def _segment_mean(top, VZk, v_rows):
     """Mean of the columns of VZk (d_v, r) over each query's key set, summed in key order.
 
     ``top`` (r, q) is boolean with at most one True per row (every key serves
@@ -206,20 +210,26 @@ def _segment_mean(top, VZk):
     """
     q = top.shape[1]
     member = top.any(axis=1)  # (r,)
-    seg = onp.argmax(top[member], axis=1)  # query of each member key
+    seg = onp.argmax(top, axis=1)[member]  # query of each member key
     counts = top.sum(axis=0)  # (q,)
-    sums = onp.stack([onp.bincount(seg, weights=row[member], minlength=q) for row in VZk])  # (d_v, q)
-    return sums / counts
+    out = onp.zeros((VZk.shape[0], q))  # (d_v, q)
+    for m in onp.arange(VZk.shape[0])[v_rows]:  # rows of V that are not identically zero
+        out[m] = onp.bincount(seg, weights=VZk[m][member], minlength=q) / counts
+    return out
 
 
-def _hard_cross(S, VZk, normalizer):
+def _hard_cross(S, VZk, normalizer, v_rows=slice(None)):
     """gamma = inf attention from a score matrix S (..., r, q): exact selection or mean."""
     if normalizer == "hardmax":
         idx = onp.argmax(S, axis=-2)  # (..., q): lowest index among maxima
+        if VZk.ndim == 2:  # gather only the rows V can write
+            out = onp.zeros((VZk.shape[0], idx.size))  # (d_v, q)
+            out[v_rows] = VZk[v_rows][:, idx]
+            return out
         return onp.take_along_axis(VZk, idx[..., None, :], axis=-1)
     top = S == onp.max(S, axis=-2, keepdims=True)  # (..., r, q)
     if top.ndim == 2 and onp.all(top.sum(axis=1) <= 1):
-        return _segment_mean(top, VZk)
+        return _segment_mean(top, VZk, v_rows)
     return onp.matmul(VZk, top / top.sum(axis=-2, keepdims=True))
 
 
@@ -298,8 +308,18 @@ def attention(
         and onp.array_equal(getval(Q), getval(K))
         and ((bQ is None and bK is None) or (bQ is not None and bK is not None and onp.array_equal(bQ, bK)))
     )
+    # rows where both Q and K (and their biases) are zero add nothing to any score
+    rows, v_rows = slice(None), slice(None)
+    if type(Q) is onp.ndarray and type(K) is onp.ndarray and type(V) is onp.ndarray:
+        used = onp.any(Q != 0, axis=1) | onp.any(K != 0, axis=1)
+        for b in (bQ, bK):
+            if b is not None:
+                used = used | (onp.asarray(b) != 0)
+        rows = _support(used)[0]
+        v_used = onp.any(V != 0, axis=1) if bV is None else onp.any(V != 0, axis=1) | (onp.asarray(bV) != 0)
+        v_rows = _support(v_used)[0]
     if same_qk:
-        KZ = _project(K, bK, Zk)
+        KZ = _project(K, bK, Zk, rows)  # (..., d_used, n)
         if KZ.ndim == 2:
             out, W = _self_attention_limit(KZ, VZk, normalizer, return_weights)
         else:  # batch: one instance at a time
@@ -308,16 +328,7 @@ def attention(
             W = onp.stack([p[1] for p in parts]) if return_weights else None
         return (out, W, None) if return_weights else out
 
-    KZk = _project(K, bK, Zk)  # (..., d_k, r)
-    # rows where both Q and K (and their biases) are zero add nothing to any score
-    rows = slice(None)
-    if type(Q) is onp.ndarray and type(K) is onp.ndarray:
-        used = onp.any(Q != 0, axis=1) | onp.any(K != 0, axis=1)
-        for b in (bQ, bK):
-            if b is not None:
-                used = used | (onp.asarray(getval(b)) != 0)
-        rows = _support(used)[0]
-        KZk = KZk[..., rows, :]
+    KZk = _project(K, bK, Zk, rows)  # (..., d_used, r)
     sigma = get_normalizer(normalizer)
     q = Z.shape[-1]
     r = Zk.shape[-1]
@@ -326,9 +337,9 @@ def attention(
     outs, Ws, Ss = [], [], []
     for a in starts:
         Zc = Z if len(starts) == 1 else Z[..., a : a + chunk_size]
-        S = _scores_from_projections(KZk, _project(Q, bQ, Zc)[..., rows, :], score, scale)  # (..., r, qc)
+        S = _scores_from_projections(KZk, _project(Q, bQ, Zc, rows), score, scale)  # (..., r, qc)
         if hard:  # the exact selection / mean; weights only for the record
-            outs.append(_hard_cross(S, VZk, normalizer))
+            outs.append(_hard_cross(S, VZk, normalizer, v_rows))
             if return_weights:
                 Ws.append(sigma(S, axis=-2))
                 Ss.append(S)
