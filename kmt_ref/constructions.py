@@ -295,8 +295,8 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     )
 
 
-def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf, gamma_update=None,
-                       center_update="euclidean", record=False, chunk_size=1024):
+def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", gamma_reset=np.inf,
+                       gamma_update=None, center_update="euclidean", record=False, chunk_size=1024):
     r"""Run the k-means transformer of Theorem 2.1: one layer = one Lloyd iteration.
 
     Parameters
@@ -310,6 +310,12 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf, gam
     gamma : float
         Inverse temperature of the assignment block 1 (and of block 3 unless
         ``gamma_update`` is given). ``inf`` (default) is the exact limit.
+    attention : {"euclidean", "dot"}
+        ``"euclidean"``: Theorem 2.1 (distance attention). ``"dot"``: Theorem
+        2.2, plain dot-product attention with squared norms in the tokens and a
+        ReQU feed-forward block
+        (:func:`kmt_ref.standard_variants.dot_product_transformer`); the same
+        trace, the same exactness.
     gamma_reset : float
         Inverse temperature of the reset blocks 2 and 4; default ``inf`` (the
         exact identity limit, as in the authors' validation). A finite value
@@ -338,6 +344,14 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf, gam
     (lowest index), duplicates, empty clusters (kept), ``k = 1`` and ``k = n``.
     Integer and float32 input is computed in float64.
     """
+    check_choice(attention, "attention", ("euclidean", "dot"))
+    if attention == "dot":
+        if center_update != "euclidean":
+            raise ValueError(f"center_update={center_update!r} applies to attention='euclidean' only")
+        from .standard_variants import dot_product_transformer  # noqa: PLC0415 (it imports this module)
+
+        return dot_product_transformer(X, C0, n_layers, gamma, gamma_reset=gamma_reset,
+                                       gamma_update=gamma_update, record=record, chunk_size=chunk_size)
     X = as_points(X)
     C0 = as_centers(C0, X)
     n_layers = check_count(n_layers, "n_layers")

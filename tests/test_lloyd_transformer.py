@@ -275,3 +275,16 @@ def test_rows_to_columns_is_the_one_transpose():
     np.testing.assert_array_equal(kmt_ref.rows_to_columns(rows), rows.T)
     with pytest.raises(ValueError, match="one row per point"):
         kmt_ref.rows_to_columns(np.zeros(3))
+
+
+@pytest.mark.parametrize("name,X,C0", degenerate_cases()[:6], ids=[c[0] for c in degenerate_cases()[:6]])
+def test_attention_switch_runs_theorem_2_2(name, X, C0):
+    """``attention="dot"`` is Theorem 2.2; it must give the same trace (tested fully in test_standard_variants)."""
+    assert_same_trace(lloyd(X, C0, 3), kmeans_transformer(X, C0, 3, attention="dot"), X)
+
+
+def test_attention_switch_rejects_unknown_values():
+    with pytest.raises(ValueError, match=r"attention='cosine' should be one of"):
+        kmeans_transformer(np.zeros((1, 3)), np.zeros((1, 1)), 1, attention="cosine")
+    with pytest.raises(ValueError, match=r"center_update='linear' applies to attention='euclidean' only"):
+        kmeans_transformer(np.zeros((1, 3)), np.zeros((1, 1)), 1, attention="dot", center_update="linear")
