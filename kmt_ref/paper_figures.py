@@ -28,6 +28,7 @@ __all__ = [
     "gap_sweep",
     "GAP_BASE",
     "GAP_GRID",
+    "GAP_SEEDS",
     "fig2_finite_gamma_gap",
     "sorted_toy",
     "fig3_weights_and_attention",
@@ -108,13 +109,14 @@ def gap_sweep(param, values, gammas=(1.0, 10.0, 100.0), seeds=range(8), n_layers
 
     Notes
     -----
-    Scaling the data by s multiplies every squared distance by s^2, so a
-    transformer at gamma on data ``s X`` computes exactly what one at
-    ``gamma s^2`` computes on ``X`` (the log-objective gap is scale free):
-    the scale panel is a second view of the gamma panel, as in the authors'
-    sweep (``results/klic_parameter_sweep.csv`` of ``rithram/kmeans-trf``).
-    Only block 1 (assignment) and block 3 (update) run at the finite gamma;
-    the reset blocks 2 and 4 are at their exact limit.
+    Scaling the data by s multiplies every squared distance between points
+    and centers by s^2, so on data ``s X`` block 1 (assignment) acts as on
+    ``X`` with ``gamma s^2``, while block 3 (update), whose scores
+    ``-||e_j - y_i||^2`` live in the one-hot block, keeps ``gamma``: the scale
+    panel sharpens the assignment only. (The authors' sweep,
+    ``results/klic_parameter_sweep.csv`` of ``rithram/kmeans-trf``, also
+    varies a "scale"; its exact meaning there is not documented.) Blocks 1 and
+    3 run at the finite gamma; the reset blocks 2 and 4 at their exact limit.
     """
     base = dict(GAP_BASE if base is None else base)
     if param not in GAP_BASE:
@@ -150,14 +152,18 @@ def _gap_panel(ax, values, gaps, labels, xlabel, logx):
     ax.grid(alpha=0.3)
 
 
-def fig2_finite_gamma_gap(path, seeds=range(16), n_layers=10, out=None):
+#: tasks per setting of figure 2
+GAP_SEEDS = range(16)
+
+
+def fig2_finite_gamma_gap(path, seeds=None, n_layers=10, out=None):
     """Write the finite-gamma gap figure (five panels) and return the measured means.
 
     Parameters
     ----------
     path : str or Path
-    seeds : iterable of int
-        Tasks per setting (default 16).
+    seeds : iterable of int, optional
+        Task seeds per setting (default :data:`GAP_SEEDS`, 16 tasks).
     n_layers : int
     out : callable, optional
         ``print``-like; receives the summary line.
@@ -170,7 +176,7 @@ def fig2_finite_gamma_gap(path, seeds=range(16), n_layers=10, out=None):
     """
     import matplotlib.pyplot as plt
 
-    seeds = list(seeds)
+    seeds = list(GAP_SEEDS if seeds is None else seeds)
     fig, axes = plt.subplots(1, 5, figsize=(20, 4.2), sharey=True)
     g_vals = GAP_GRID["gamma"]
     gaps = gap_sweep("gamma", g_vals, seeds=seeds, n_layers=n_layers)

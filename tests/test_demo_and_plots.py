@@ -1,0 +1,325 @@
+"""The demo (the paper's numerical validation), the built-in data, figures 1-3 and plotting.
+
+Pinned numbers come from ``python -m kmt_ref demo`` (seed 0, float64). The
+one-hot counts depend on float64 ``exp`` underflow and on the rounding of the
+residual sum ``y + A1 - A2`` in :func:`kmt_ref.attention.layer_forward`; if
+that summation order changes, re-measure them (the demo prints them) and
+explain the change rather than loosening the check.
+"""
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from kmt_ref import kmeans_transformer, lloyd, lloyd_weights, softmax  # noqa: E402
+from kmt_ref import figures, paper_figures, plotting  # noqa: E402
+from kmt_ref.cli import main  # noqa: E402
+from kmt_ref.data import gaussian_blobs, toy_data, validation_data  # noqa: E402
+from kmt_ref.demo import float32_one_hot, one_hot_count, run_demo  # noqa: E402
+from kmt_ref.trace import assign  # noqa: E402
+
+INF = np.inf
+
+# --- measured on validation_data(seed=0), 10 layers, gamma = 1e4 -------------
+#: Lloyd's log objective per step (t = 0..10)
+LLOYD_LOG_J = [5.0012, 4.8357, 4.7758, 4.7427, 4.7259, 4.7171, 4.7115, 4.7074, 4.7049, 4.7036, 4.7029]
+#: exactly one-hot columns of Y after layers 1..10 (of 10,000), float64
+ONE_HOT_1E4 = [3900, 3766, 3676, 3591, 3515, 3477, 3471, 3472, 3484, 3497]
+#: points whose label differs from Lloyd's in steps 1..10
+LABELS_DIFFER_1E4 = [0, 39, 30, 19, 24, 22, 11, 18, 15, 17]
+#: max_t |log J_transformer(t) - log J_Lloyd(t)|
+MAX_LOG_J_GAP_1E4 = 9.41e-4
+#: block 1's weights at the last layer, exactly one-hot if computed in float32
+FLOAT32_ONE_HOT_1E4 = 7891
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = io.StringIO()
+    res = run_demo(outdir=tmp_path_factory.mktemp("demo"), out=out)
+    res.text = out.getvalue()
+    return res
+
+
+# --------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------
+def test_validation_data_recipe():
+    X, C0 = validation_data()
+    assert X.shape == (2, 10_000) and C0.shape == (2, 5)
+    assert X.dtype == np.float64
+    np.testing.assert_array_equal(X.min(axis=1), [0.0, 0.0])
+    np.testing.assert_array_equal(X.max(axis=1), [1.0, 1.0])
+    np.testing.assert_array_equal(C0, X[:, :5])  # the first 5 (shuffled) points
+    X2, C02 = validation_data(0)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(C0, C02)
+    assert not np.array_equal(X, validation_data(1)[0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gaussian_blobs_equal_sizes_and_shuffled(seed):
+    X, C0, truth = gaussian_blobs(5, 3, 40, std=0.1, rng=seed)
+    assert X.shape == (3, 200) and C0.shape == (3, 5) and truth.shape == (200,)
+    np.testing.assert_array_equal(np.bincount(truth), [40] * 5)
+    assert not np.all(np.diff(truth) >= 0)  # shuffled, not in cluster order
+    np.testing.assert_array_equal(C0, X[:, :5])
+    assert np.all((X >= 0) & (X <= 1))
+
+
+def test_gaussian_blobs_single_point_has_zero_range():
+    X, C0, truth = gaussian_blobs(1, 2, 1, rng=0)
+    np.testing.assert_array_equal(X, [[0.0], [0.0]])
+    np.testing.assert_array_equal(C0, X)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, fragment",
+    [
+        ({"k": 0, "d": 2, "n_per_cluster": 3}, ValueError, "k=0"),
+        ({"k": 2, "d": 0, "n_per_cluster": 3}, ValueError, "d=0"),
+        ({"k": 2, "d": 2, "n_per_cluster": 2.5}, TypeError, "n_per_cluster"),
+        ({"k": 2, "d": 2, "n_per_cluster": 3, "std": 0.0}, ValueError, "std=0.0"),
+        ({"k": 2, "d": 2, "n_per_cluster": 3, "std": float("nan")}, ValueError, "std=nan"),
+        ({"k": 2, "d": 2, "n_per_cluster": 3, "rng": -1}, ValueError, "seed=-1"),
+    ],
+)
+def test_gaussian_blobs_bad_input(kwargs, exc, fragment):
+    with pytest.raises(exc, match=fragment):
+        gaussian_blobs(**kwargs)
+
+
+def test_toy_data():
+    X, C0 = toy_data()
+    assert X.shape == (2, 24) and C0.shape == (2, 3)
+    # the default example: Lloyd needs two steps, then three clusters of 8
+    tr = lloyd(X, C0, 4)
+    np.testing.assert_array_equal(np.bincount(tr.labels[-1], minlength=3), [8, 8, 8])
+    assert np.any(tr.labels[1] != tr.labels[0]) and np.array_equal(tr.labels[3], tr.labels[2])
+
+
+# --------------------------------------------------------------------------
+# the demo: the paper's numerical validation
+# --------------------------------------------------------------------------
+def test_demo_table_matches_traces(demo):
+    assert demo.seed == 0
+    assert set(demo.transformers) == {1e4, INF}
+    assert len(demo.rows) == 11
+    for t, row in enumerate(demo.rows):
+        assert row["layer"] == t
+        assert row["lloyd"] == demo.lloyd.log_objective[t]
+        for g, tr in demo.transformers.items():
+            assert row[("log_objective", g)] == tr.log_objective[t]
+            assert row[("max_center_diff", g)] == np.max(np.abs(tr.centers[t] - demo.lloyd.centers[t]))
+            if t:
+                assert row[("one_hot", g)] == tr.one_hot[t - 1]
+                assert row[("labels_differ", g)] == np.sum(tr.labels[t - 1] != demo.lloyd.labels[t - 1])
+            else:
+                assert row[("one_hot", g)] is None
+    # the printed table carries the same numbers
+    assert "seed=0" in demo.text
+    for t, row in enumerate(demo.rows):
+        assert f"{row['lloyd']:.4f}" in demo.text
+    assert "3900/10000" in demo.text and "10000/10000" in demo.text
+    assert demo.figure.name == "fig1_validation.png" and demo.figure.stat().st_size > 10_000
+    assert demo.seconds < 30
+
+
+def test_demo_gamma_inf_equals_lloyd_at_every_layer(demo):
+    ref, tr = demo.lloyd, demo.transformers[INF]
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_allclose(tr.centers, ref.centers, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(tr.one_hot, [10_000] * 10)
+    np.testing.assert_allclose(tr.objective, ref.objective, rtol=1e-12)
+
+
+def test_demo_gamma_1e4_matches_lloyd_as_the_paper_reports(demo):
+    ref, tr = demo.lloyd, demo.transformers[1e4]
+    np.testing.assert_allclose(ref.log_objective, LLOYD_LOG_J, atol=5e-5)
+    gap = np.max(np.abs(tr.log_objective - ref.log_objective))
+    assert gap == pytest.approx(MAX_LOG_J_GAP_1E4, rel=1e-3)
+    assert gap < 1e-3  # identical curves at the paper's plotting resolution
+    np.testing.assert_array_equal(tr.one_hot, ONE_HOT_1E4)
+    np.testing.assert_array_equal(np.sum(tr.labels != ref.labels, axis=1), LABELS_DIFFER_1E4)
+    assert demo.float32_one_hot == {1e4: FLOAT32_ONE_HOT_1E4}
+    # centers stay within a few thousandths of Lloyd's at every layer
+    assert np.max(np.abs(tr.centers - ref.centers)) < 3e-3
+
+
+def test_demo_first_layer_one_hot_is_float64_underflow(demo):
+    """Layer 1 (Y = 0 before it, no residual rounding): one-hot <=> gamma * gap > 745.13."""
+    X, C0 = demo.X, demo.C0
+    _, D = assign(X, C0)
+    Ds = np.sort(D, axis=0)
+    gap = Ds[1] - Ds[0]
+    assert demo.transformers[1e4].one_hot[0] == np.sum(1e4 * gap > 745.14)
+    assert demo.transformers[1e4].one_hot[0] == np.sum(1e4 * gap > 745.12)
+
+
+def test_cli_demo(tmp_path, capsys):
+    assert main(["demo", "--outdir", str(tmp_path), "--n-layers", "2", "--seed", "3"]) == 0
+    text = capsys.readouterr().out
+    assert "seed=3" in text and "gamma=inf" in text
+    assert (tmp_path / "fig1_validation.png").exists()
+
+
+def test_cli_demo_no_figure(tmp_path, capsys):
+    assert main(["demo", "--outdir", str(tmp_path / "f"), "--n-layers", "1", "--no-figure"]) == 0
+    assert not (tmp_path / "f").exists()
+    assert "layer" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, fragment",
+    [
+        ({"n_layers": -1}, ValueError, "n_layers=-1"),
+        ({"seed": 1.5}, TypeError, "seed"),
+        ({"gammas": ()}, ValueError, "gammas"),
+        ({"gammas": (-1.0,)}, ValueError, "gamma=-1.0"),
+        ({"gammas": (float("nan"),)}, ValueError, "gamma=nan"),
+    ],
+)
+def test_run_demo_bad_input(kwargs, exc, fragment):
+    with pytest.raises(exc, match=fragment):
+        run_demo(figure=False, out=io.StringIO(), **kwargs)
+
+
+# --------------------------------------------------------------------------
+# one-hot counting, float64 vs float32
+# --------------------------------------------------------------------------
+def test_one_hot_count_hand_computed():
+    W = np.array([[1.0, 0.5, 0.0, 1.0, 1.0],
+                  [0.0, 0.5, 1.0, 1e-300, 1.0],
+                  [0.0, 0.0, 0.0, 0.0, 0.0]])
+    assert one_hot_count(W) == 2  # columns 0 and 2; a subnormal-sized weight is not 0
+    assert one_hot_count(W.T, axis=1) == 2
+
+
+@pytest.mark.parametrize("gamma, n64, n32", [(1e3, 1, 1), (2e3, 1, 2), (1e5, 2, 3), (1e6, 3, 3)])
+def test_float32_one_hot_thresholds(gamma, n64, n32):
+    # 1-D, centers at 0 and 1; squared-distance gaps 1, 0.1, 0.002 (hand-computed)
+    X = np.array([[0.0, 0.45, 0.499]])
+    C = np.array([[0.0, 1.0]])
+    _, D = assign(X, C)
+    np.testing.assert_allclose(np.abs(D[1] - D[0]), [1.0, 0.1, 0.002], atol=1e-12)
+    # float64 underflow at gamma * gap > 745.13; float32 at > 103.97
+    assert one_hot_count(softmax(-D, gamma=gamma, axis=0)) == n64
+    assert float32_one_hot(X, C, gamma) == n32
+
+
+# --------------------------------------------------------------------------
+# figures
+# --------------------------------------------------------------------------
+def test_figures_registered():
+    names = [f for f, _ in figures.FIGURES]
+    for name in ("fig1_validation.png", "fig2_finite_gamma_gap.png", "fig3_weights_and_attention.png"):
+        assert name in names
+
+
+@pytest.fixture
+def small_gap_grid(monkeypatch):
+    monkeypatch.setattr(paper_figures, "GAP_SEEDS", range(2))
+    monkeypatch.setattr(paper_figures, "GAP_GRID", {
+        "gamma": (1.0, 100.0), "scale": (1.0, 4.0), "d": (1, 2), "k": (2, 3), "n": (30, 60)})
+
+
+@pytest.mark.parametrize("only", ["fig1_validation", "fig2_finite_gamma_gap", "fig3_weights_and_attention"])
+def test_figures_command_writes_each_file(tmp_path, only, small_gap_grid, capsys):
+    assert main(["figures", "--outdir", str(tmp_path), "--only", only]) == 0
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == [only + ".png"]
+    assert (tmp_path / written[0]).stat().st_size > 10_000
+    assert "wrote" in capsys.readouterr().out
+
+
+def test_fig3_is_deterministic(tmp_path):
+    a = paper_figures.fig3_weights_and_attention(tmp_path / "a.png")
+    b = paper_figures.fig3_weights_and_attention(tmp_path / "b.png")
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_gap_sweep_limits():
+    # gamma = inf is Lloyd exactly: zero gap on every task
+    g = paper_figures.gap_sweep("gamma", (INF,), seeds=range(3), base=dict(paper_figures.GAP_BASE, n=100))
+    np.testing.assert_array_equal(g, np.zeros((1, 1, 3)))
+    # gamma = 1 is far from Lloyd (softmax over unit-scale distances is nearly uniform)
+    g = paper_figures.gap_sweep("n", (100,), gammas=(1.0,), seeds=range(3))
+    assert g.shape == (1, 1, 3) and np.all(g > 0.5)
+
+
+def test_scale_acts_on_block_1_only():
+    """Data scaled by s at gamma = block 1 at gamma * s^2 with block 3 still at gamma (fig. 2, panel B)."""
+    X, C0, _ = gaussian_blobs(3, 2, 20, rng=4)
+    s = 3.0
+    scaled = kmeans_transformer(s * X, s * C0, 5, gamma=10.0)
+    plain = kmeans_transformer(X, C0, 5, gamma=90.0, gamma_update=10.0)
+    np.testing.assert_array_equal(scaled.labels, plain.labels)
+    np.testing.assert_allclose(scaled.centers / s, plain.centers, rtol=0, atol=1e-12)
+    # ... and not block 3 too: gamma_update = 90 is a different computation
+    other = kmeans_transformer(X, C0, 5, gamma=90.0)
+    assert np.max(np.abs(other.centers - plain.centers)) > 1e-6
+    # the sweep reports the same gap for both
+    gap = plain.log_objective[-1] - lloyd(X, C0, 5).log_objective[-1]
+    by_scale = paper_figures.gap_sweep("scale", (s,), gammas=(10.0,), seeds=[4], n_layers=5,
+                                       base=dict(paper_figures.GAP_BASE, n=60, k=3))
+    assert by_scale.shape == (1, 1, 1)
+    assert by_scale[0, 0, 0] == pytest.approx(gap, abs=1e-10)
+
+
+def test_gap_sweep_bad_param():
+    with pytest.raises(ValueError, match="param='temperature'"):
+        paper_figures.gap_sweep("temperature", (1.0,))
+
+
+# --------------------------------------------------------------------------
+# plotting functions: arrays in, figure out
+# --------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def toy_runs():
+    X, C0 = toy_data()
+    return X, lloyd(X, C0, 3), kmeans_transformer(X, C0, 3, record=True)
+
+
+def test_plot_functions_return_figures(toy_runs):
+    X, ref, tr = toy_runs
+    params, emb = lloyd_weights(2, 3)
+    figs = [
+        plotting.plot_log_objective({"Lloyd": ref.log_objective, "transformer": tr.log_objective}),
+        plotting.plot_center_trajectories(X, ref.centers),
+        plotting.plot_assignments(X, ref.labels[-1], ref.centers[-1]),
+        plotting.plot_matrix(params["K3"], row_blocks=plotting.embedding_blocks(emb), title="K3"),
+        plotting.plot_attention(tr.layers[0].weights["3"]),
+        plotting.plot_layer_attention(tr.layers[0].weights, n_points=X.shape[1]),
+        plotting.plot_weights(params, emb),
+        plotting.plot_validation(X, ref, tr),
+    ]
+    for fig in figs:
+        assert isinstance(fig, matplotlib.figure.Figure)
+        plt.close(fig)
+
+
+def test_plot_on_given_ax_returns_its_figure(toy_runs):
+    X, ref, _ = toy_runs
+    fig, axes = plt.subplots(1, 2)
+    assert plotting.plot_assignments(X, ref.labels[-1], ax=axes[0]) is fig
+    assert plotting.plot_matrix(np.eye(3), ax=axes[1]) is fig
+    plt.close(fig)
+
+
+def test_embedding_blocks_name_the_rows():
+    _, emb = lloyd_weights(2, 3)
+    assert plotting.embedding_blocks(emb) == [("x", slice(0, 2)), ("y", slice(2, 5)), ("flag", slice(5, 6))]
+
+
+def test_plot_bad_shapes():
+    with pytest.raises(ValueError, match="labels must have shape"):
+        plotting.plot_assignments(np.zeros((2, 4)), np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match="M must be a 2-D array"):
+        plotting.plot_matrix(np.zeros(3))
+    with pytest.raises(ValueError, match="centers must have shape"):
+        plotting.plot_center_trajectories(np.zeros((2, 4)), np.zeros((2, 3)))
+    plt.close("all")
