@@ -13,3 +13,5 @@ from .constructions import Embedding, projector, lloyd_weights, lloyd_layer, kme
 from .validation import rows_to_columns
 
 __version__ = "0.1.0"
+from .reference_standard import soft_kmeans, spherical_kmeans
+from .standard_variants import dot_product_transformer, soft_kmeans_transformer, spherical_kmeans_transformer
