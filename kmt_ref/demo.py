@@ -15,9 +15,11 @@ always the case. At finite gamma block 1 is a softmax,
 ``y_ij = exp(-gamma (D_ij - min_l D_il)) / sum(...)`` with ``D_ij = ||x_i - c_j||^2``,
 and a non-nearest entry is exactly 0.0 only if ``exp`` underflows, i.e. if
 ``gamma * (D_ij - min_l D_il) > 745.13`` (below that, float64 ``exp`` returns a
-positive, possibly subnormal, number); from the second layer on, an entry can
-also vanish when the residual update ``y_old + A_1 - A_2`` rounds a tiny weight
-away. In float32 (the dtype of the authors' PyTorch code) ``exp`` underflows
+positive, possibly subnormal, number). The residual update stores the new
+weights exactly (the reset block is summed first: ``(y_old - y_old) + y_new``,
+see :func:`kmt_ref.lloyd_layer`), so the count after layer t is the number of
+points whose every non-nearest center is more than ``745.13 / gamma`` farther
+(in squared distance) than the nearest one. In float32 (the dtype of the authors' PyTorch code) ``exp`` underflows
 already at ``-103.97``, so many more points are exactly one-hot there: the
 demo also prints that count, which is the one comparable with the paper's
 9,921 of 10,000.
@@ -244,8 +246,8 @@ def run_demo(seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figu
     p("")
     p("'one-hot' counts columns y_i that are exactly a basis vector e_j in float64 (one entry 1.0,")
     p("the others 0.0). A softmax weight exp(-gamma*gap) is exactly 0.0 only when gamma*gap > 745.1")
-    p("(float64 exp underflow; gap = squared distance to that center minus to the nearest), or when")
-    p("the residual update y + A1 - A2 rounds a tiny weight away. At gamma=inf every column is one-hot.")
+    p("(float64 exp underflow; gap = squared distance to that center minus to the nearest).")
+    p("At gamma=inf (hardmax) every column is one-hot.")
     for g, c in result.float32_one_hot.items():
         p(f"In float32 (the authors' PyTorch dtype; underflow at gamma*gap > 104) block 1's weights at the")
         p(f"last layer would be exactly one-hot for {c}/{n} points at gamma={_gamma_name(g)} "
