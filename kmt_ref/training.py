@@ -1,0 +1,754 @@
+r"""Learning the algorithm: the trainable one-layer transformer (SPEC §6, paper §4).
+
+The trainable model is **the same generic layer** as the hand-set k-means
+transformer (:func:`kmt_ref.attention.layer_forward`), with all twelve Q, K, V
+learned, with biases::
+
+    Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)
+    Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)
+
+Euclidean scores divided by ``sqrt(d_emb)``, gamma = 1, softmax in every block,
+optional attention dropout (0.01 in the paper's training). Token layout: the
+paper's ``Xbar = [X; Y]`` with ``Y = 0`` and ``Cbar = [C; I_k]``
+(``embedding="onehot"``, ``d_emb = d + k``, no type-flag row), or the d-only
+ablation ``Xbar = X``, ``Cbar = C`` (``embedding="none"``, ``d_emb = d``).
+At d = 32, k = 10: 12 (42^2 + 42) = 21,672 parameters.
+
+The loss is the smoothed upper bound of the k-means objective (SPEC §6)::
+
+    L = sum_i sum_j softmax_j(-lambda ||x_i - c_j||^2) ||x_i - c_j||^2
+      >= sum_i min_j ||x_i - c_j||^2,          lambda = 10, mean over the batch,
+
+on the centers after one layer. Adam (lr 0.01) with the learning rate halved on
+a plateau of the validation score (objective after one layer / objective after
+one Lloyd step, on 320 fixed tasks, every 50 steps), 10,000 steps of 32 tasks.
+Evaluation (:func:`evaluate`) applies the layer T = 20 times, re-embedding
+between steps, and reports the natural log of the k-means objective, beside
+Lloyd's algorithm from the same initial centers. **Evaluation runs without
+dropout** (the authors' code leaves dropout on at evaluation; the project
+switches it off and says so).
+
+autograd rules (STYLE §8), followed here and in :mod:`kmt_ref.attention`:
+
+- differentiable code imports ``autograd.numpy as np``; plain NumPy (``onp``)
+  only on values outside the gradient path;
+- no index assignment, no ``.dot``, no ``float()`` and no ``np.asarray`` on the
+  gradient path (``np.matmul``, slicing and ``np.concatenate`` only);
+- hard selections (argmin, sort, median) happen outside the gradient: the
+  k-means objective used for validation and evaluation is never differentiated;
+- subtract the (constant) maximum before ``exp``;
+- keep squared distances (no ``sqrt`` at 0).
+
+Training runs in float32 (as the authors' PyTorch code does; the gradient is
+checked in float64 by the tests, with the same code). Speed note: on Linux with
+glibc, large temporary arrays are returned to the OS after every operation;
+setting ``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000`` in the
+environment keeps them in the heap and makes a training step about 3x faster
+(see ``benchmarks/bench_train.py``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+
+import numpy as onp
+import autograd.numpy as np
+from autograd import value_and_grad
+from autograd.tracer import getval
+
+from .attention import Block, Sublayer, layer_forward
+from .reference import lloyd
+from .tasks import FAMILIES, INITS, sample_tasks
+from .trace import kmeans_objective
+from .validation import check_choice, check_count
+
+__all__ = [
+    "TrainConfig",
+    "CONFIGS",
+    "EMBEDDINGS",
+    "BLOCKS",
+    "d_emb_of",
+    "init_params",
+    "model_layer",
+    "embed_batch",
+    "model_step",
+    "soft_kmeans_loss",
+    "batch_loss",
+    "batch_objective",
+    "lloyd_batch",
+    "run_model",
+    "validation_score",
+    "Adam",
+    "Plateau",
+    "train",
+    "save_checkpoint",
+    "load_checkpoint",
+    "Checkpoint",
+    "evaluate",
+    "TrainingDiverged",
+    "CheckpointError",
+]
+
+#: token layouts: the paper's one-hot scratch rows, or the d-only ablation
+EMBEDDINGS = ("onehot", "none")
+
+#: the four attention blocks of the layer and their parameter names
+BLOCKS = ("1", "2", "3", "4")
+
+
+class TrainingDiverged(FloatingPointError):
+    """The training loss became NaN or infinite."""
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is missing, unreadable, or does not fit the request."""
+
+
+# --------------------------------------------------------------------------
+# Configuration
+# --------------------------------------------------------------------------
+@dataclass
+class TrainConfig:
+    """Every hyperparameter of a training run (defaults: the paper's, SPEC §6).
+
+    Attributes
+    ----------
+    n, d, k : int
+        Points per task, dimension, clusters (paper: 512, 32, 10).
+    embedding : {"onehot", "none"}
+        ``"onehot"``: ``d_emb = d + k`` (paper); ``"none"``: the d-only ablation.
+    batch : int
+        Tasks per step (32).
+    steps : int
+        Optimisation steps (10,000).
+    lr : float
+        Adam learning rate (0.01).
+    lr_decay : float
+        Factor applied on a plateau (0.5).
+    patience : int
+        Evaluations without improvement tolerated before decaying (5).
+    eval_every : int
+        Steps between validation evaluations (50).
+    n_val : int
+        Fixed validation tasks (320).
+    loss_lambda : float
+        lambda of the smoothed loss (10).
+    dropout : float
+        Attention dropout in training (0.01).
+    scale : float
+        Noise scale of the task mixture (0.1).
+    family : str
+        Training task family ("normal").
+    checkpoint_every : int
+        Steps between checkpoints (250).
+    dtype : {"float32", "float64"}
+        Arithmetic of training.
+    """
+
+    n: int = 512
+    d: int = 32
+    k: int = 10
+    embedding: str = "onehot"
+    batch: int = 32
+    steps: int = 10_000
+    lr: float = 0.01
+    lr_decay: float = 0.5
+    patience: int = 5
+    eval_every: int = 50
+    n_val: int = 320
+    loss_lambda: float = 10.0
+    dropout: float = 0.01
+    scale: float = 0.1
+    family: str = "normal"
+    checkpoint_every: int = 250
+    dtype: str = "float32"
+
+    def validate(self):
+        """Raise ValueError/TypeError naming the first invalid hyperparameter."""
+        for name in ("n", "d", "k", "batch", "steps", "eval_every", "n_val", "checkpoint_every"):
+            check_count(getattr(self, name), name, minimum=1)
+        check_count(self.patience, "patience", minimum=0)
+        if self.k > self.n:
+            raise ValueError(f"n={self.n} points should be >= k={self.k} centers")
+        check_choice(self.embedding, "embedding", EMBEDDINGS)
+        check_choice(self.family, "family", FAMILIES)
+        check_choice(self.dtype, "dtype", ("float32", "float64"))
+        for name, lo, hi, lo_open, hi_open in (
+            ("lr", 0.0, math.inf, True, True),
+            ("lr_decay", 0.0, 1.0, True, False),
+            ("loss_lambda", 0.0, math.inf, True, True),
+            ("dropout", 0.0, 1.0, False, True),
+            ("scale", 0.0, math.inf, True, True),
+        ):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise TypeError(f"{name} must be a real number, got {v!r}")
+            ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi) and math.isfinite(v)
+            if not ok:
+                lb = "(" if lo_open else "["
+                ub = ")" if hi_open else "]"
+                raise ValueError(f"{name}={v!r} should be in {lb}{lo}, {hi}{ub}")
+        return self
+
+    @property
+    def d_emb(self):
+        return d_emb_of(self.d, self.k, self.embedding)
+
+
+#: named configurations: "paper" (SPEC §6) and "small" (about a minute on one core)
+CONFIGS = {
+    "paper": TrainConfig(),
+    "paper_d_only": TrainConfig(embedding="none"),
+    "small": TrainConfig(n=64, d=4, k=3, batch=16, steps=400, eval_every=25, n_val=64, checkpoint_every=100),
+}
+
+
+def d_emb_of(d, k, embedding):
+    """Token width: ``d + k`` (one-hot scratch rows) or ``d`` (ablation)."""
+    return d + k if embedding == "onehot" else d
+
+
+# --------------------------------------------------------------------------
+# The model: parameters, layer, embedding
+# --------------------------------------------------------------------------
+def init_params(d_emb, rng, dtype="float32"):
+    r"""Random Q, K, V (d_emb, d_emb) and biases (d_emb,) for the four blocks.
+
+    Entries are uniform in ``[-1/sqrt(d_emb), 1/sqrt(d_emb)]``, PyTorch's
+    default initialisation of ``nn.Linear`` (the authors' model).
+
+    Returns
+    -------
+    params : dict
+        ``Q1, K1, V1, bQ1, bK1, bV1, ..., bV4``; 12 (d_emb^2 + d_emb) numbers.
+    """
+    bound = 1.0 / math.sqrt(d_emb)
+    params = {}
+    for b in BLOCKS:
+        for m in "QKV":
+            params[m + b] = rng.uniform(-bound, bound, (d_emb, d_emb)).astype(dtype)
+            params["b" + m + b] = rng.uniform(-bound, bound, d_emb).astype(dtype)
+    return params
+
+
+def model_layer(d_emb, dropout=0.0):
+    """The layer description of the trainable model for :func:`layer_forward`.
+
+    Four Euclidean-softmax blocks, gamma = 1, scores divided by ``sqrt(d_emb)``;
+    block 3 reads the updated points (keys ``"X"`` in the second sublayer),
+    no type-flag row. ``dropout`` is attention dropout (training only).
+    """
+    s = float(math.sqrt(d_emb))  # a Python float keeps float32 arithmetic float32
+    blk = dict(score="euclidean", normalizer="softmax", gamma=1.0, scale=s, dropout=float(dropout))
+    return (
+        Sublayer("X", (Block("1", keys="C", **blk), Block("2", keys="X", **blk))),
+        Sublayer("C", (Block("3", keys="X", **blk), Block("4", keys="C", **blk))),
+    )
+
+
+def embed_batch(X, C, embedding="onehot"):
+    """Batched tokens: ``Xbar = [X; 0]`` (B, d+k, n) and ``Cbar = [C; I_k]`` (B, d+k, k).
+
+    With ``embedding="none"`` the tokens are the data and centers themselves.
+    This is the batched form of :class:`kmt_ref.constructions.Embedding` with
+    layout ``("x", "y")``; the re-embedding between evaluation steps calls it
+    on the new centers (Y reset to 0).
+    """
+    if embedding == "none":
+        return X, C
+    B, d, n = X.shape
+    k = C.shape[-1]
+    Xbar = onp.concatenate([X, onp.zeros((B, k, n), X.dtype)], axis=1)  # (B, d+k, n)
+    Cbar = onp.concatenate([C, onp.broadcast_to(onp.eye(k, dtype=C.dtype), (B, k, k))], axis=1)  # (B, d+k, k)
+    return Xbar, Cbar
+
+
+def model_step(params, X, C, embedding="onehot", dropout=0.0, rng=None):
+    """One application of the trainable layer: new centers from (X, C).
+
+    Parameters
+    ----------
+    params : dict
+    X : ndarray, shape (B, d, n)
+    C : ndarray, shape (B, d, k)
+    embedding : {"onehot", "none"}
+    dropout : float
+        Attention dropout (needs ``rng``); 0 at evaluation.
+    rng : numpy.random.Generator or None
+
+    Returns
+    -------
+    C_new : ndarray, shape (B, d, k)
+        The data rows of the decoder output ``Cbar'``.
+    """
+    d = X.shape[-2]
+    Xbar, Cbar = embed_batch(X, C, embedding)
+    _, Cbar_out = layer_forward(params, Xbar, Cbar, model_layer(Xbar.shape[-2], dropout), rng=rng)
+    return Cbar_out[..., :d, :]  # (B, d, k)
+
+
+# --------------------------------------------------------------------------
+# Loss and objectives
+# --------------------------------------------------------------------------
+def soft_kmeans_loss(X, C, lam=10.0):
+    r"""The smoothed upper bound of the k-means objective, per task.
+
+    Parameters
+    ----------
+    X : ndarray, shape (B, d, n)
+    C : ndarray, shape (B, d, k)
+    lam : float
+        Inverse temperature lambda (10 in the paper).
+
+    Returns
+    -------
+    L : ndarray, shape (B,)
+
+    Notes
+    -----
+    ``L = sum_i sum_j softmax_j(-lam D_ji) D_ji`` with ``D_ji = ||x_i - c_j||^2``
+    (SPEC §6; paper §4, "Training setup"). Each inner sum is a convex
+    combination of the ``D_ji`` over j, so it is ``>= min_j D_ji``: L upper
+    bounds the k-means objective and tends to it as lam -> inf.
+    """
+    x_sq = np.sum(X * X, axis=-2)[..., None, :]  # (B, 1, n)
+    c_sq = np.sum(C * C, axis=-2)[..., :, None]  # (B, k, 1)
+    D = x_sq + c_sq - 2.0 * np.matmul(np.swapaxes(C, -1, -2), X)  # (B, k, n)
+    S = -lam * D
+    E = np.exp(S - onp.max(getval(S), axis=-2, keepdims=True))
+    W = E / np.sum(E, axis=-2, keepdims=True)  # (B, k, n)
+    return np.sum(W * D, axis=(-2, -1))
+
+
+def batch_loss(params, X, C0, config, rng=None):
+    """Mean smoothed loss over a batch after one layer (the training objective)."""
+    C1 = model_step(params, X, C0, config.embedding, config.dropout, rng)
+    return np.mean(soft_kmeans_loss(X, C1, config.loss_lambda))
+
+
+def batch_objective(X, C):
+    """Hard k-means objective ``sum_i min_j ||x_i - c_j||^2`` per task, shape (B,).
+
+    Computed in float64 with :func:`kmt_ref.trace.kmeans_objective` (nearest
+    center by the expanded formula, then the direct squared distance).
+    """
+    X = onp.asarray(X, dtype=onp.float64)
+    C = onp.asarray(C, dtype=onp.float64)
+    return onp.array([kmeans_objective(X[b], C[b]) for b in range(X.shape[0])])
+
+
+def lloyd_batch(X, C0, n_iter):
+    """Lloyd's objective after 0..n_iter iterations per task, shape (B, n_iter+1)."""
+    return onp.stack([lloyd(X[b], C0[b], n_iter).objective for b in range(X.shape[0])])
+
+
+def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_chunk=32):
+    """Apply the trained layer ``n_steps`` times, re-embedding between steps.
+
+    Parameters
+    ----------
+    params : dict
+    X : ndarray, shape (B, d, n)
+    C0 : ndarray, shape (B, d, k)
+    n_steps : int
+        T (20 in the paper's evaluation).
+    embedding : {"onehot", "none"}
+    dtype : str
+        Arithmetic of the forward pass (objectives are computed in float64).
+    task_chunk : int
+        Tasks per forward call (bounds memory: O(task_chunk n^2)).
+
+    Returns
+    -------
+    objective : ndarray, shape (B, n_steps + 1)
+        ``sum_i min_j ||x_i - c_j^{(t)}||^2``; column 0 is the initial centers'.
+    centers : ndarray, shape (n_steps + 1, B, d, k)
+
+    Notes
+    -----
+    Step t: ``Xbar = [X; 0]``, ``Cbar = [C^{(t)}; I_k]``, one layer, read
+    ``C^{(t+1)}`` from the data rows of ``Cbar'`` (SPEC §6 "Evaluation").
+    No dropout.
+    """
+    p = {key: onp.asarray(v, dtype=dtype) for key, v in params.items()}
+    centers = [onp.asarray(C0, dtype=onp.float64)]
+    Xd = onp.asarray(X, dtype=dtype)
+    C = onp.asarray(C0, dtype=dtype)
+    for _ in range(n_steps):
+        parts = [model_step(p, Xd[a:a + task_chunk], C[a:a + task_chunk], embedding)
+                 for a in range(0, X.shape[0], task_chunk)]
+        C = onp.concatenate(parts, axis=0)
+        centers.append(C.astype(onp.float64))
+    centers = onp.stack(centers)  # (T+1, B, d, k)
+    objective = onp.stack([batch_objective(X, centers[t]) for t in range(n_steps + 1)], axis=1)
+    return objective, centers
+
+
+def validation_score(params, X, C0, lloyd1, embedding="onehot", dtype="float32"):
+    """Mean over tasks of (objective after one layer) / (objective after one Lloyd step)."""
+    obj, _ = run_model(params, X, C0, 1, embedding, dtype)
+    return float(onp.mean(obj[:, 1] / lloyd1))
+
+
+# --------------------------------------------------------------------------
+# Optimiser and schedule
+# --------------------------------------------------------------------------
+class Adam:
+    r"""Adam (Kingma & Ba 2015) on a dict of arrays, with PyTorch's defaults.
+
+    ``m <- b1 m + (1-b1) g``, ``v <- b2 v + (1-b2) g^2``,
+    ``p <- p - lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)``;
+    ``b1 = 0.9``, ``b2 = 0.999``, ``eps = 1e-8``. No gradient clipping.
+    """
+
+    def __init__(self, params, lr, b1=0.9, b2=0.999, eps=1e-8):
+        self.lr, self.b1, self.b2, self.eps = lr, b1, b2, eps
+        self.t = 0
+        self.m = {key: onp.zeros_like(v) for key, v in params.items()}
+        self.v = {key: onp.zeros_like(v) for key, v in params.items()}
+
+    def step(self, params, grads):
+        """Return the updated parameter dict (the input is not modified)."""
+        self.t += 1
+        c1 = 1.0 - self.b1 ** self.t
+        c2 = 1.0 - self.b2 ** self.t
+        new = {}
+        for key, p in params.items():
+            g = grads[key]
+            self.m[key] = self.b1 * self.m[key] + (1.0 - self.b1) * g
+            self.v[key] = self.b2 * self.v[key] + (1.0 - self.b2) * g * g
+            upd = (self.m[key] / c1) / (onp.sqrt(self.v[key] / c2) + self.eps)
+            new[key] = (p - self.lr * upd).astype(p.dtype)
+        return new
+
+
+class Plateau:
+    """Learning-rate halving on a plateau (PyTorch ``ReduceLROnPlateau`` semantics).
+
+    An evaluation *improves* if ``score < best * (1 - 1e-4)``. After more than
+    ``patience`` evaluations in a row without improvement the rate is
+    multiplied by ``factor`` and the count restarts (so with patience 5 the
+    rate halves at the 6th evaluation without improvement; the authors' setup).
+    """
+
+    def __init__(self, factor=0.5, patience=5, threshold=1e-4):
+        self.factor, self.patience, self.threshold = factor, patience, threshold
+        self.best = math.inf
+        self.bad = 0
+
+    def step(self, score, lr):
+        """Record one validation score; return the (possibly reduced) learning rate."""
+        if score < self.best * (1.0 - self.threshold):
+            self.best = score
+            self.bad = 0
+        else:
+            self.bad += 1
+        if self.bad > self.patience:
+            self.bad = 0
+            return lr * self.factor
+        return lr
+
+
+# --------------------------------------------------------------------------
+# Checkpoints
+# --------------------------------------------------------------------------
+@dataclass
+class Checkpoint:
+    """What a checkpoint ``.npz`` holds.
+
+    Attributes
+    ----------
+    params : dict of ndarray
+    config : TrainConfig
+    seed : int
+    step : int
+        Optimisation steps done.
+    history : dict of ndarray
+        ``step``, ``loss`` (mean training loss over the steps since the previous
+        evaluation), ``val`` (validation score), ``lr``, ``elapsed`` (seconds).
+    state : dict
+        Optimiser, schedule and random-generator state for ``--resume``.
+    """
+
+    params: dict
+    config: TrainConfig
+    seed: int
+    step: int
+    history: dict = field(default_factory=dict)
+    state: dict = field(default_factory=dict)
+
+    @property
+    def n_params(self):
+        return int(sum(v.size for v in self.params.values()))
+
+
+HISTORY_KEYS = ("step", "loss", "val", "lr", "elapsed")
+
+
+def save_checkpoint(path, ckpt, adam=None):
+    """Write a checkpoint atomically (a temporary file, then ``os.replace``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {f"param_{key}": onp.asarray(v) for key, v in ckpt.params.items()}
+    arrays.update({f"history_{key}": onp.asarray(ckpt.history.get(key, []), dtype=float) for key in HISTORY_KEYS})
+    if adam is not None:
+        arrays.update({f"adam_m_{key}": v for key, v in adam.m.items()})
+        arrays.update({f"adam_v_{key}": v for key, v in adam.v.items()})
+    meta = {"config": asdict(ckpt.config), "seed": int(ckpt.seed), "step": int(ckpt.step), "state": ckpt.state,
+            "format": "kmt_ref.training/1"}
+    arrays["meta"] = onp.array(json.dumps(meta))
+    tmp = path.with_name(path.name + ".tmp.npz")
+    onp.savez(tmp, **arrays)
+    os.replace(tmp, path)
+    return path
+
+
+def load_checkpoint(path, d=None, k=None, with_adam=False):
+    """Read a checkpoint written by :func:`save_checkpoint`.
+
+    Parameters
+    ----------
+    path : str or Path
+    d, k : int, optional
+        If given, the checkpoint must have been trained for this (d, k).
+    with_adam : bool
+        Also return the saved Adam moments ``(m, v)`` (for resuming).
+
+    Raises
+    ------
+    CheckpointError
+        Missing file, not a kmt_ref checkpoint, parameter shapes that do not
+        match the stored configuration, or a (d, k) other than requested.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        with onp.load(path, allow_pickle=False) as z:
+            data = {key: z[key] for key in z.files}
+    except Exception as exc:
+        raise CheckpointError(f"checkpoint {str(path)!r} is not a readable .npz file: {exc}") from None
+    if "meta" not in data:
+        raise CheckpointError(f"{str(path)!r} is not a kmt_ref training checkpoint (no 'meta' entry)")
+    meta = json.loads(str(data["meta"]))
+    config = TrainConfig(**meta["config"])
+    params = {key[6:]: v for key, v in data.items() if key.startswith("param_")}
+    de = config.d_emb
+    expected = {m + b: (de, de) for b in BLOCKS for m in "QKV"}
+    expected.update({"b" + m + b: (de,) for b in BLOCKS for m in "QKV"})
+    got = {key: v.shape for key, v in params.items()}
+    if got != expected:
+        raise CheckpointError(
+            f"checkpoint {str(path)!r}: parameter shapes {got} do not match its configuration "
+            f"(d={config.d}, k={config.k}, embedding={config.embedding!r}, d_emb={de})"
+        )
+    for name, want in (("d", d), ("k", k)):
+        if want is not None and getattr(config, name) != want:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} was trained for {name}={getattr(config, name)} "
+                f"(d={config.d}, k={config.k}, d_emb={de}), but {name}={want} was requested: "
+                "the model does not transfer to another d or k"
+            )
+    history = {key: data[f"history_{key}"] for key in HISTORY_KEYS}
+    ckpt = Checkpoint(params=params, config=config, seed=meta["seed"], step=meta["step"],
+                      history=history, state=meta.get("state", {}))
+    if with_adam:
+        m = {key[7:]: v for key, v in data.items() if key.startswith("adam_m_")}
+        v = {key[7:]: v for key, v in data.items() if key.startswith("adam_v_")}
+        return ckpt, (m, v)
+    return ckpt
+
+
+# --------------------------------------------------------------------------
+# Training
+# --------------------------------------------------------------------------
+def _fmt_time(seconds):
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
+def validation_tasks(config, seed):
+    """The fixed validation tasks of a run and Lloyd's objective after one step.
+
+    Drawn from ``default_rng([seed, 1])`` (the training stream is
+    ``default_rng([seed, 0])``), so they never overlap the training tasks'
+    random numbers.
+    """
+    rng = onp.random.default_rng([seed, 1])
+    X, C0 = sample_tasks(rng, config.n_val, config.n, config.d, config.k, config.family, config.scale)
+    lloyd1 = lloyd_batch(X, C0, 1)[:, 1]
+    return X, C0, lloyd1
+
+
+def train(config=None, seed=0, out=None, resume=None, log=print):
+    r"""Train the one-layer transformer (SPEC §6).
+
+    Parameters
+    ----------
+    config : TrainConfig, optional
+        Default: the paper's setting.
+    seed : int
+        Seeds the initial weights, the training tasks, dropout
+        (``default_rng([seed, 0])``) and the validation tasks (``[seed, 1]``).
+    out : str or Path, optional
+        Checkpoint file, rewritten atomically every ``checkpoint_every`` steps
+        and at the end; the best validation score so far goes to
+        ``<out stem>_best.npz``.
+    resume : str or Path, optional
+        Continue from this checkpoint: weights, Adam moments, schedule,
+        random-generator state, history and seed are restored; ``config``
+        must have the checkpoint's d, k and embedding (``config.steps`` may
+        extend the run).
+    log : callable
+        Receives one progress line per evaluation.
+
+    Returns
+    -------
+    Checkpoint
+        The final parameters, configuration, seed, step and history.
+
+    Raises
+    ------
+    TrainingDiverged
+        The loss became NaN or infinite; the message names the step and the
+        last good checkpoint.
+    """
+    config = (config or TrainConfig()).validate()
+    check_count(seed, "seed")
+    adam_state = None
+    if resume is not None:
+        prev, adam_state = load_checkpoint(resume, d=config.d, k=config.k, with_adam=True)
+        if prev.config.embedding != config.embedding:
+            raise CheckpointError(
+                f"checkpoint {str(resume)!r} has embedding={prev.config.embedding!r}, "
+                f"but embedding={config.embedding!r} was requested"
+            )
+        if config.steps < prev.step:
+            raise ValueError(f"steps={config.steps} should be >= the checkpoint's step {prev.step} to resume")
+        seed = prev.seed
+    dtype = config.dtype
+    rng = onp.random.default_rng([seed, 0])
+    if resume is None:
+        params = init_params(config.d_emb, rng, dtype)
+        step0, history, sched, lr, best = 0, {key: [] for key in HISTORY_KEYS}, Plateau(config.lr_decay, config.patience), config.lr, math.inf
+    else:
+        params = {key: v.astype(dtype) for key, v in prev.params.items()}
+        step0 = prev.step
+        history = {key: list(v) for key, v in prev.history.items()}
+        st = prev.state
+        rng.bit_generator.state = st["rng"]
+        sched = Plateau(config.lr_decay, config.patience)
+        sched.best, sched.bad = st["sched_best"], st["sched_bad"]
+        lr, best = st["lr"], st["best"]
+    adam = Adam(params, lr)
+    if adam_state is not None:
+        adam.m, adam.v = adam_state
+        adam.t = prev.state["adam_t"]
+    Xv, Cv, lloyd1 = validation_tasks(config, seed)
+    Xv, Cv = Xv.astype(dtype), Cv.astype(dtype)
+    grad_fn = value_and_grad(batch_loss)
+    out = Path(out) if out is not None else None
+    best_path = out.with_name(out.stem + "_best.npz") if out is not None else None
+    last_good = str(resume) if resume is not None else None
+    elapsed0 = history["elapsed"][-1] if history["elapsed"] else 0.0
+    t_start = time.perf_counter() - elapsed0
+    losses = []
+
+    def snapshot(step):
+        state = {"rng": rng.bit_generator.state, "sched_best": sched.best, "sched_bad": sched.bad,
+                 "lr": adam.lr, "best": best, "adam_t": adam.t}
+        return Checkpoint(params=params, config=config, seed=seed, step=step,
+                          history={key: onp.array(v, dtype=float) for key, v in history.items()}, state=state)
+
+    for step in range(step0, config.steps + 1):
+        if step % config.eval_every == 0 or step == config.steps:
+            if not (history["step"] and history["step"][-1] == step):
+                val = validation_score(params, Xv, Cv, lloyd1, config.embedding, dtype)
+                if step > 0:
+                    adam.lr = sched.step(val, adam.lr)
+                elapsed = time.perf_counter() - t_start
+                mean_loss = float(onp.mean(losses)) if losses else float("nan")
+                losses = []
+                for key, v in zip(HISTORY_KEYS, (step, mean_loss, val, adam.lr, elapsed)):
+                    history[key].append(v)
+                done = step - step0
+                eta = (elapsed - elapsed0) / done * (config.steps - step) if done else float("nan")
+                log(f"step {step:>6}/{config.steps}  loss {mean_loss:10.4f}  val {val:.4f}  "
+                    f"lr {adam.lr:.3g}  elapsed {_fmt_time(elapsed)}  eta {_fmt_time(eta) if eta == eta else '?'}")
+                if out is not None and val < best and step > 0:
+                    best = val
+                    save_checkpoint(best_path, snapshot(step))
+        if out is not None and step > step0 and (step % config.checkpoint_every == 0 or step == config.steps):
+            save_checkpoint(out, snapshot(step), adam)
+            last_good = str(out)
+        if step == config.steps:
+            break
+        X, C0 = sample_tasks(rng, config.batch, config.n, config.d, config.k, config.family, config.scale)
+        loss, grads = grad_fn(params, X.astype(dtype), C0.astype(dtype), config, rng)
+        if not onp.isfinite(loss):
+            raise TrainingDiverged(
+                f"training loss is {loss} at step {step + 1}; stopped. Last good checkpoint: "
+                f"{last_good or 'none written yet'}"
+            )
+        losses.append(float(loss))
+        params = adam.step(params, grads)
+    return snapshot(config.steps)
+
+
+# --------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------
+def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, family="normal", init="random",
+             n_steps=20, seed=2506_19125, scale=0.1, dtype="float32"):
+    r"""The paper's evaluation: T re-embedded steps of the model vs T Lloyd iterations.
+
+    Parameters
+    ----------
+    params : dict
+        Trained weights (for this d, k and embedding).
+    embedding : {"onehot", "none"}
+    n_tasks : int
+        Seeded evaluation tasks (320 in the paper).
+    n, d, k : int
+    family : str
+        Task family (``"normal"`` in distribution; others out of distribution).
+    init : {"random", "kmeans++"}
+        Initial centers (shared by the model and Lloyd).
+    n_steps : int
+        T (20).
+    seed : int
+        Seed of the evaluation tasks (independent of training and validation).
+
+    Returns
+    -------
+    dict
+        ``model``, ``lloyd``: log objectives, shape (n_tasks, n_steps + 1);
+        ``model_mean``, ``lloyd_mean``: their means over tasks, (n_steps + 1,).
+
+    Notes
+    -----
+    Metric: ``log sum_i min_j ||x_i - c_j^{(t)}||^2`` (natural log), mean over
+    tasks; both methods start from the same ``C0``. No dropout.
+    """
+    check_count(n_tasks, "n_tasks", minimum=1)
+    check_count(n_steps, "n_steps")
+    check_choice(init, "init", INITS)
+    de = d_emb_of(d, k, embedding)
+    shape = params["Q1"].shape
+    if shape != (de, de):
+        raise CheckpointError(
+            f"the weights have d_emb={shape[0]} but d={d}, k={k}, embedding={embedding!r} needs d_emb={de}"
+        )
+    rng = onp.random.default_rng(seed)
+    X, C0 = sample_tasks(rng, n_tasks, n, d, k, family, scale, init)
+    chunk = max(1, (32 * 512 * 512) // (n * n))
+    model_obj, _ = run_model(params, X, C0, n_steps, embedding, dtype, task_chunk=chunk)
+    lloyd_obj = lloyd_batch(X, C0, n_steps)
+    model_log, lloyd_log = onp.log(model_obj), onp.log(lloyd_obj)
+    return {"model": model_log, "lloyd": lloyd_log, "model_mean": model_log.mean(0), "lloyd_mean": lloyd_log.mean(0)}
