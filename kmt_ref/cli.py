@@ -12,6 +12,7 @@ import importlib
 COMMAND_MODULES = [
     "kmt_ref.demo",  # demo: the paper's numerical validation (Theorem 2.1)
     "kmt_ref.figures",  # figures: regenerate everything in figures/
+    "kmt_ref.training_cli",  # train, evaluate: learning the algorithm (SPEC §6)
 ]
 
 
