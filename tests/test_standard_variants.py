@@ -371,3 +371,10 @@ def test_variants_on_the_degenerate_table(name, X, C0):
         np.testing.assert_array_equal(ref.centers[t + 1][:, j], ref.centers[t][:, j])  # the reference keeps
         return
     np.testing.assert_allclose(trf.centers, ref.centers, rtol=0, atol=1e-10 * np.sqrt(scale))
+
+
+def test_soft_beta_sweep_figure_is_written(tmp_path):
+    from kmt_ref.standard_variants import figure_soft_beta_sweep
+
+    out = figure_soft_beta_sweep(tmp_path / "fig_soft_beta_sweep.png")
+    assert out.stat().st_size > 10_000
