@@ -202,7 +202,8 @@ def _scaled_shifted(S, gamma, axis):
         raise ValueError("scores S must be finite (no NaN or inf)")
     Z = S - onp.max(S, axis=axis, keepdims=True)
     if gamma != 1.0:
-        Z = gamma * Z
+        with onp.errstate(over="ignore"):  # gamma * z = -inf only far below the maximum: weight 0
+            Z = gamma * Z
     return Z
 
 

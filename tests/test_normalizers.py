@@ -1,0 +1,303 @@
+"""Every attention normalizer (SPEC §2): golden values, the simplex, extremes, limits, sampling.
+
+Golden values are SPEC §2's (sparsemax: Martins & Astudillo 2016; normmax: the
+``entmax`` package's own test). The Gumbel sampler is checked with a chi-square
+test against the softmax probabilities, and the same test is shown to reject
+when the noise is removed.
+"""
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from kmt_ref.normalizers import (
+    GUMBEL_RANGE,
+    NORMALIZERS,
+    SHIFT_INVARIANT,
+    get_normalizer,
+    gumbel,
+    gumbel_noise,
+    hardmax,
+    hardmax_average,
+    linear,
+    normmax,
+    simplex_threshold,
+    softmax,
+    sparsemax,
+)
+
+Z5 = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+
+# normalizers that map any real scores to the simplex (linear needs s >= 0)
+SIMPLEX = ["softmax", "hardmax", "hardmax_average", "sparsemax", "normmax", "normmax_inf", "gumbel", "gumbel_hard"]
+
+
+def call(name, S, gamma=1.0, axis=0, seed=0):
+    rng = np.random.default_rng(seed)
+    if name == "normmax_inf":
+        return normmax(S, gamma, axis=axis, alpha=np.inf)
+    if name == "gumbel_hard":
+        return gumbel(S, gamma, axis=axis, rng=rng, hard=True)
+    return get_normalizer(name)(S, gamma=gamma, axis=axis, rng=rng)
+
+
+def assert_simplex(W, axis=0):
+    assert np.all(np.isfinite(W))
+    assert np.all(W >= 0)
+    np.testing.assert_allclose(np.sum(W, axis=axis), 1.0, rtol=0, atol=1e-12)
+
+
+# --------------------------------------------------------------------------
+# golden values
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("z, expected", [
+    (Z5, [0, 0, 1 / 12, 1 / 3, 7 / 12]),
+    ([1.0, 1.0, 0.0], [0.5, 0.5, 0.0]),
+    ([3.0, 1.0, 0.0], [1.0, 0.0, 0.0]),
+])
+def test_sparsemax_golden(z, expected):
+    np.testing.assert_allclose(sparsemax(np.array(z)), expected, atol=1e-15)
+
+
+@pytest.mark.parametrize("alpha, expected, atol", [
+    (2.0, [0, 0.0239, 0.1746, 0.3254, 0.4761], 6e-5),
+    (1000.0, [0, 0, 0.3330, 0.3334, 0.3336], 6e-5),
+    (np.inf, [0, 0, 1 / 3, 1 / 3, 1 / 3], 1e-15),
+])
+def test_normmax_golden(alpha, expected, atol):
+    np.testing.assert_allclose(normmax(Z5, alpha=alpha), expected, rtol=0, atol=atol)
+
+
+def test_normmax_solves_its_optimisation_problem():
+    """p maximises <p, z> - ||p||_alpha: no random simplex point does better."""
+    rng = np.random.default_rng(3)
+    for alpha in (1.5, 2.0, 4.0):
+        z = rng.normal(size=6)
+        p = normmax(z, alpha=alpha)
+        best = p @ z - np.linalg.norm(p, alpha)
+        Q = rng.dirichlet(np.ones(6) * 0.3, size=4000)  # (4000, 6)
+        others = Q @ z - np.linalg.norm(Q, alpha, axis=1)
+        assert best >= others.max() - 1e-12
+
+
+def test_softmax_hardmax_linear_golden():
+    np.testing.assert_allclose(softmax(np.array([0.0, np.log(3.0)])), [0.25, 0.75], atol=1e-15)
+    np.testing.assert_array_equal(hardmax(np.array([1.0, 3.0, 3.0])), [0, 1, 0])  # ties: lowest index
+    np.testing.assert_allclose(hardmax_average(np.array([1.0, 3.0, 3.0])), [0, 0.5, 0.5])
+    np.testing.assert_allclose(linear(np.array([1.0, 3.0, 0.0])), [0.25, 0.75, 0.0])
+    np.testing.assert_array_equal(linear(np.zeros(3)), np.zeros(3))  # documented: no member -> zeros
+
+
+def test_simplex_threshold_is_the_max_formula():
+    z = np.array([[0.3, -1.0], [0.2, 5.0], [-4.0, 5.0]])
+    tau = simplex_threshold(z, axis=0)
+    assert tau.shape == (1, 2)
+    np.testing.assert_allclose(tau[0], [max(0.3 - 1, (0.5 - 1) / 2, (-3.5 - 1) / 3), 4.5])
+
+
+# --------------------------------------------------------------------------
+# the simplex, on random inputs with ties, large values, length 1
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("name", SIMPLEX)
+@pytest.mark.parametrize("seed", range(5))
+def test_simplex_random_with_ties(name, seed):
+    rng = np.random.default_rng(seed)
+    S = rng.integers(-3, 4, size=(7, 5)).astype(float)  # many exact ties per column
+    S[:, 0] = 2.0  # a column of equal scores
+    W = call(name, S, gamma=rng.uniform(0.1, 5))
+    assert W.shape == S.shape
+    assert_simplex(W)
+
+
+@pytest.mark.parametrize("name", SIMPLEX)
+@pytest.mark.parametrize("magnitude", [1e-300, 1e6, 1e15, 1e300])
+def test_simplex_large_and_tiny_values(name, magnitude):
+    S = magnitude * np.array([[1.0, -1.0], [-1.0, -1.0], [0.5, 1.0]])
+    for gamma in (1.0, 1e12):
+        W = call(name, S, gamma=gamma)
+        assert_simplex(W)
+        if name != "gumbel" and magnitude >= 1e6:
+            assert W[0, 0] == pytest.approx(1.0) and W[2, 1] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("name", SIMPLEX + ["linear"])
+def test_length_one(name):
+    W = call(name, np.array([[-7.5, 2.0]]))
+    np.testing.assert_array_equal(W, [[1.0, 1.0]])
+
+
+@pytest.mark.parametrize("name", SIMPLEX)
+def test_axis_and_batch(name):
+    """Normalizing along axis=-2 of a batch (B, r, q) equals column-by-column calls (same noise order aside)."""
+    rng = np.random.default_rng(1)
+    S = rng.normal(size=(3, 6, 4))
+    W = call(name, S, gamma=2.0, axis=-2)
+    assert_simplex(W, axis=-2)
+    if not name.startswith("gumbel"):
+        for b in range(3):
+            for q in range(4):
+                np.testing.assert_allclose(W[b, :, q], call(name, S[b, :, q], gamma=2.0), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SHIFT_INVARIANT))
+def test_shift_invariance(name):
+    rng = np.random.default_rng(2)
+    S = rng.normal(size=(5, 3))
+    shift = np.array([[3.0, -100.0, 0.5]])
+    np.testing.assert_allclose(call(name, S + shift, 1.5), call(name, S, 1.5), atol=1e-12)
+
+
+def test_registry():
+    for name in ("softmax", "hardmax", "hardmax_average", "linear", "sparsemax", "normmax", "gumbel"):
+        assert NORMALIZERS[name] is get_normalizer(name)
+    with pytest.raises(ValueError, match="normalizer='nope'"):
+        get_normalizer("nope")
+
+
+# --------------------------------------------------------------------------
+# softmax for gamma up to 1e12; gamma limits of the sparse maps
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("gamma", [1.0, 1e3, 1e6, 1e9, 1e12])
+def test_softmax_huge_gamma(gamma):
+    S = np.array([[0.0, 1e6], [-1e-3, 1e6], [-5.0, -1e6]])
+    W = softmax(S, gamma)
+    assert_simplex(W)
+    if gamma >= 1e6:
+        np.testing.assert_allclose(W[:, 0], [1, 0, 0], atol=1e-300)
+        np.testing.assert_allclose(W[:, 1], [0.5, 0.5, 0])  # tie -> averaging limit
+
+
+@pytest.mark.parametrize("name", ["softmax", "sparsemax", "normmax", "normmax_inf"])
+def test_gamma_limits(name):
+    S = np.array([2.0, 2.0, 1.0, -3.0])
+    np.testing.assert_allclose(call(name, S, gamma=np.inf), [0.5, 0.5, 0, 0])
+    np.testing.assert_allclose(call(name, S, gamma=0.0), [0.25] * 4, atol=1e-15)
+    np.testing.assert_allclose(call(name, S, gamma=1e8), [0.5, 0.5, 0, 0], atol=1e-7)
+
+
+def test_sparse_maps_have_exact_zeros_and_equal_ties():
+    z = np.array([1.0, 1.0, 0.9, -2.0])
+    for W in (sparsemax(z), normmax(z, alpha=np.inf), normmax(z, alpha=3.0)):
+        assert W[3] == 0.0
+        assert W[0] == W[1]
+
+
+# --------------------------------------------------------------------------
+# finite-alpha normmax -> the alpha = inf closed form
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(6))
+def test_normmax_tends_to_closed_form(seed):
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=8) * 0.6
+    limit = normmax(z, alpha=np.inf)
+    errors = [np.abs(normmax(z, alpha=a) - limit).max() for a in (10.0, 1e2, 1e3, 1e4, 1e6)]
+    assert all(b <= a + 1e-12 for a, b in zip(errors, errors[1:])), errors
+    assert errors[-1] < 1e-4
+    np.testing.assert_array_equal(limit > 0, normmax(z, alpha=1e6) > 1e-3)
+
+
+def test_normmax_inf_tie_picks_smallest_support():
+    """z = [1, 0]: every p with p_1 >= 1/2 is optimal; the limit of finite alpha is [1, 0]."""
+    np.testing.assert_array_equal(normmax(np.array([1.0, 0.0]), alpha=np.inf), [1.0, 0.0])
+    np.testing.assert_allclose(normmax(np.array([1.0, 0.0]), alpha=50.0), [1.0, 0.0], atol=1e-12)
+
+
+def test_normmax_alpha2_differs_from_sparsemax():
+    """normmax_2 penalises the 2-norm, not its square: it is not sparsemax (entmax_2)."""
+    assert not np.allclose(normmax(Z5, alpha=2.0), sparsemax(Z5))
+
+
+# --------------------------------------------------------------------------
+# Gumbel
+# --------------------------------------------------------------------------
+def test_gumbel_noise_is_finite_and_seeded():
+    G = gumbel_noise(np.random.default_rng(5), (1000, 30))
+    assert np.all(np.isfinite(G))
+    assert GUMBEL_RANGE[0] <= G.min() and G.max() <= GUMBEL_RANGE[1]
+    np.testing.assert_array_equal(G, gumbel_noise(np.random.default_rng(5), (1000, 30)))
+    assert abs(G.mean() - np.euler_gamma) < 0.02  # E[Gumbel] = Euler's constant
+    assert GUMBEL_RANGE[0] == pytest.approx(-np.log(-np.log(2.0**-53)))
+
+
+def test_gumbel_noise_extremes_stay_finite():
+    """The smallest and largest uniforms the sampler can produce give finite noise (no log(0))."""
+
+    class Extremes(np.random.Generator):  # returns the two extreme integers the sampler can draw
+        def integers(self, low, high, size=None):
+            return np.array([low, high - 1])
+
+    G = gumbel_noise(Extremes(np.random.PCG64(0)), (2,))
+    assert np.all(np.isfinite(G))
+    np.testing.assert_allclose(G, GUMBEL_RANGE)
+
+
+def _gumbel_frequencies(logits, draws, noise_off=False):
+    rng = np.random.default_rng(2024)
+    S = np.repeat(logits[:, None], draws, axis=1)  # (r, draws): one sample per column
+    noise = np.zeros(S.shape) if noise_off else None
+    W = gumbel(S, 1.0, axis=0, rng=rng, hard=True, noise=noise)
+    return W.sum(axis=1)
+
+
+def test_gumbel_hard_chi_square_matches_softmax():
+    logits = np.array([0.3, -0.5, 1.2, 0.0, -2.0, 0.9])
+    p = softmax(logits)
+    counts = _gumbel_frequencies(logits, 20_000)
+    assert counts.sum() == 20_000
+    stat, pvalue = chisquare(counts, 20_000 * p)
+    assert pvalue > 1e-3, (counts, 20_000 * p, pvalue)
+
+
+def test_gumbel_chi_square_fails_without_noise():
+    """The same test rejects a sampler whose noise was removed (it always returns the argmax)."""
+    logits = np.array([0.3, -0.5, 1.2, 0.0, -2.0, 0.9])
+    counts = _gumbel_frequencies(logits, 20_000, noise_off=True)
+    np.testing.assert_array_equal(counts, [0, 0, 20_000, 0, 0, 0])
+    stat, pvalue = chisquare(counts, 20_000 * softmax(logits))
+    assert pvalue < 1e-10
+
+
+def test_gumbel_soft_and_inf():
+    rng = np.random.default_rng(0)
+    S = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 5.0]])
+    W = gumbel(S, 1.0, rng=rng, tau=0.5)
+    assert_simplex(W) and np.all(W > 0)
+    # gamma = inf: only the maxima can be picked; a tie is broken uniformly by the noise
+    picks = np.array([gumbel(S, np.inf, rng=rng, hard=True)[:, 0] for _ in range(2000)])
+    assert picks[:, 2].sum() == 0
+    assert 900 < picks[:, 0].sum() < 1100
+    # same seed -> same sample; noise=0 -> the argmax (lowest index on ties)
+    a = gumbel(S, 2.0, rng=np.random.default_rng(9), hard=True)
+    b = gumbel(S, 2.0, rng=np.random.default_rng(9), hard=True)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(gumbel(S, 2.0, noise=np.zeros(S.shape), hard=True), hardmax(S))
+
+
+# --------------------------------------------------------------------------
+# invalid parameters
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("alpha", [1.0, 0.5, -2.0, np.nan])
+def test_normmax_rejects_alpha_at_most_one(alpha):
+    with pytest.raises(ValueError, match="alpha"):
+        normmax(Z5, alpha=alpha)
+
+
+@pytest.mark.parametrize("name", ["sparsemax", "normmax", "gumbel"])
+@pytest.mark.parametrize("gamma", [-1.0, np.nan])
+def test_rejects_bad_gamma(name, gamma):
+    with pytest.raises(ValueError, match="gamma"):
+        call(name, Z5, gamma=gamma)
+
+
+def test_rejects_bad_types_and_inputs():
+    with pytest.raises(TypeError, match="alpha"):
+        normmax(Z5, alpha="2")
+    with pytest.raises(ValueError, match="rng"):
+        gumbel(Z5)
+    with pytest.raises(TypeError, match="Generator"):
+        gumbel(Z5, rng=3)
+    with pytest.raises(ValueError, match="tau"):
+        gumbel(Z5, rng=np.random.default_rng(0), tau=0.0)
+    with pytest.raises(ValueError, match="finite"):
+        sparsemax(np.array([0.0, np.nan]))
+    with pytest.raises(ValueError, match="noise"):
+        gumbel(Z5, noise=np.zeros(3))
