@@ -15,3 +15,4 @@ from .validation import rows_to_columns
 __version__ = "0.1.0"
 from .reference_standard import soft_kmeans, spherical_kmeans
 from .standard_variants import dot_product_transformer, soft_kmeans_transformer, spherical_kmeans_transformer
+from .sparse_variants import trimmed_kmeans_transformer, robust_kmeans_transformer, randomized_kmedoids_transformer

@@ -18,6 +18,7 @@ FIGURES = [
     ("fig2_finite_gamma_gap.png", "kmt_ref.paper_figures:fig2_finite_gamma_gap"),
     ("fig3_weights_and_attention.png", "kmt_ref.paper_figures:fig3_weights_and_attention"),
     ("fig_soft_beta_sweep.png", "kmt_ref.standard_variants:figure_soft_beta_sweep"),
+    ("fig4_variants_outliers.png", "kmt_ref.sparse_variants:figure_variants_outliers"),
 ]
 
 

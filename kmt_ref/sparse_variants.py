@@ -477,7 +477,7 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
 # --------------------------------------------------------------------------
 # Data with outliers and pictures (notebook 03, figure 4)
 # --------------------------------------------------------------------------
-def blobs_with_outliers(k=3, n_per_cluster=30, n_outliers=4, std=0.06, outlier_distance=3.0, rng=None):
+def blobs_with_outliers(k=3, n_per_cluster=30, n_outliers=4, std=0.05, outlier_distance=1.5, rng=None):
     r"""2-D Gaussian blobs in the unit square plus a few far outliers.
 
     Parameters
@@ -511,7 +511,7 @@ def blobs_with_outliers(k=3, n_per_cluster=30, n_outliers=4, std=0.06, outlier_d
 
 
 def plot_listening(X, W, C_before, C_after, ax=None, title=None, threshold=1e-12):
-    """Which points each center listens to: lines from each center to the keys with weight > 0.
+    """Which points each center listens to: lines from each query center to the keys with weight > 0.
 
     Parameters
     ----------
@@ -520,7 +520,8 @@ def plot_listening(X, W, C_before, C_after, ax=None, title=None, threshold=1e-12
         Block 3's attention matrix (``trace.layers[t].weights["3"]``); only
         the first n rows (the points) are drawn.
     C_before, C_after : ndarray, shape (2, k)
-        Centers entering and leaving the layer (circle -> triangle).
+        Centers entering the layer (circles: the queries, where the lines
+        start; line width grows with the weight) and leaving it (triangles).
     ax : matplotlib Axes, optional
     title : str, optional
     threshold : float
@@ -545,7 +546,7 @@ def plot_listening(X, W, C_before, C_after, ax=None, title=None, threshold=1e-12
         heard = np.flatnonzero(W[:, j] > threshold)
         w_max = W[heard, j].max() if heard.size else 1.0
         for i in heard:
-            ax.plot([C_after[0, j], X[0, i]], [C_after[1, j], X[1, i]], "-", color=col,
+            ax.plot([C_before[0, j], X[0, i]], [C_before[1, j], X[1, i]], "-", color=col,
                     lw=0.4 + 1.2 * W[i, j] / w_max, alpha=0.6)
         ax.scatter(X[0, heard], X[1, heard], s=14, color=col, linewidths=0)
         ax.plot(C_before[0, j], C_before[1, j], "o", mfc="none", mec=col, ms=8)
@@ -584,7 +585,7 @@ def figure_variants_outliers(path, seed=4):
     import matplotlib.pyplot as plt
 
     X, C0, is_out = blobs_with_outliers(rng=np.random.default_rng(seed))
-    traces = run_all_variants(X, C0, 5, gamma2=40.0, gamma_robust=40.0, gamma_medoid=20.0, seed=seed)
+    traces = run_all_variants(X, C0, 5, gamma2=3.0, gamma_robust=4.0, gamma_medoid=20.0, seed=seed)
     fig, axes = plt.subplots(2, len(traces), figsize=(3.3 * len(traces), 6.8))
     for col, (name, tr) in enumerate(traces.items()):
         ax = axes[0, col]
