@@ -16,3 +16,4 @@ __version__ = "0.1.0"
 from .reference_standard import soft_kmeans, spherical_kmeans
 from .standard_variants import dot_product_transformer, soft_kmeans_transformer, spherical_kmeans_transformer
 from .sparse_variants import trimmed_kmeans_transformer, robust_kmeans_transformer, randomized_kmedoids_transformer
+from .data import validation_data, toy_data, gaussian_blobs

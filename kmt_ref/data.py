@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tasks import minmax_scale
 from .validation import check_count
 
 __all__ = ["gaussian_blobs", "validation_data", "toy_data", "VALIDATION_SEED"]
@@ -79,10 +80,7 @@ def gaussian_blobs(k, d, n_per_cluster, std=0.1, rng=0):
     rng = _check_seed(rng)
     means = rng.uniform(0.0, 1.0, size=(d, k))  # (d, k)
     truth = np.repeat(np.arange(k), n_per_cluster)  # (n,)
-    X = means[:, truth] + std * rng.standard_normal((d, truth.size))  # (d, n)
-    lo = X.min(axis=1, keepdims=True)
-    span = X.max(axis=1, keepdims=True) - lo
-    X = (X - lo) / np.where(span > 0, span, 1.0)
+    X = minmax_scale(means[:, truth] + std * rng.standard_normal((d, truth.size)))  # (d, n)
     order = rng.permutation(truth.size)
     X, truth = X[:, order], truth[order]
     return X, X[:, :k].copy(), truth
