@@ -309,7 +309,9 @@ def soft_kmeans_transformer(X, C0, n_layers, beta, *, record=False, chunk_size=1
     Block 3 is the paper's normalized linear attention with scores
     ``e_j . y_i = r_ij``: it returns ``sum_i r_ij x_i / sum_i r_ij``, the soft
     k-means update, at any ``beta``; block 4 removes the old ``c_j``.
-    This equals :func:`kmt_ref.soft_kmeans` (to ~1e-15 relative per step).
+    This equals :func:`kmt_ref.soft_kmeans` up to rounding, which ``exp``
+    amplifies by about ``beta * ||x||^2``: on unit-scale data the centers
+    agree to 4e-13 over 8 layers for beta = 1e-4 ... 1e3 (tests).
 
     Policies:
 
