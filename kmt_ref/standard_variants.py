@@ -169,7 +169,7 @@ def dot_product_weights(d, k):
     W2[norm, :] = 1.0
     params = {
         "Q1": Q_a, "K1": K_a, "V1": P_Y,            # assign: write e_{j*}
-        "Q2": Q_a, "K2": K_a, "V2": -P_Y,           # reset: subtract old y_i
+        "Q2": Q_a.copy(), "K2": K_a.copy(), "V2": -P_Y,  # reset: subtract old y_i
         "Q3": P_Y, "K3": K3, "V3": P_X,             # update: mean of the members (or keep)
         "Q4": P_Y, "K4": P_Y, "V4": -(P_X + P_N),   # reset: subtract old c_j and ||c_j||^2
         "W1": W1, "W2": W2,                         # FFN: write the new ||c_j||^2
