@@ -19,7 +19,7 @@ def test_notebook_is_stored_executed(path):
     counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1)), "run it top to bottom before committing"
     assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
-    last = [c for c in nb["cells"] if c["cell_type"] == "markdown"][-1]["source"]
+    last = "".join([c for c in nb["cells"] if c["cell_type"] == "markdown"][-1]["source"])  # str or list of lines
     assert "xercise" in last, "every notebook ends with exercises"
 
 
