@@ -315,7 +315,9 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
         2.2, plain dot-product attention with squared norms in the tokens and a
         ReQU feed-forward block
         (:func:`kmt_ref.standard_variants.dot_product_transformer`); the same
-        trace, the same exactness.
+        trace. Its scores carry the offset ``||x_i||^2``, so in floating point
+        two points closer than about 1e-8 times the data scale cannot be told
+        apart by its reset block 2 (see that function's Notes).
     gamma_reset : float
         Inverse temperature of the reset blocks 2 and 4; default ``inf`` (the
         exact identity limit, as in the authors' validation). A finite value
