@@ -95,7 +95,8 @@ def softmax(S, gamma=1.0, axis=0, rng=None):
     if gamma == onp.inf:
         return hardmax_average(S, axis=axis)
     Smax = onp.max(getval(S), axis=axis, keepdims=True)  # a constant: no gradient
-    E = np.exp(gamma * (S - Smax))
+    with onp.errstate(over="ignore"):  # gamma * (s - max) = -inf far below the maximum: weight 0
+        E = np.exp(gamma * (S - Smax))
     return E / np.sum(E, axis=axis, keepdims=True)
 
 

@@ -27,7 +27,7 @@ import numbers
 import numpy as np
 
 from .normalizers import gumbel_noise
-from .reference import EMPTY_POLICIES
+from .reference import EMPTY_POLICIES, cluster_means
 from .trace import ClusteringTrace, assign, kmeans_objective
 from .validation import as_centers, as_points, check_choice, check_count, check_gamma
 
@@ -73,6 +73,27 @@ def _sq_dist(X, c):
     """``||x_i - c||^2`` for the columns of X (d, m), computed directly."""
     diff = X - c[:, None]
     return np.sum(diff * diff, axis=0)  # (m,)
+
+
+def _assign_then_update(X, C, centers, labels, update, per_step=None):
+    """Lloyd's assignment, then ``c_j <- update(t, j, members, c_j)`` for every non-empty cluster.
+
+    Fills ``centers[1:]`` and ``labels`` in place. An empty cluster keeps its
+    center (the ``"keep"`` policy). ``per_step(t)``, if given, runs once per
+    step after the assignment (e.g. to draw that step's random numbers).
+    """
+    k = C.shape[1]
+    for t in range(labels.shape[0]):
+        labels[t], _ = assign(X, C)  # ties: lowest index
+        if per_step is not None:
+            per_step(t)
+        C_new = C.copy()
+        for j in range(k):
+            members = np.flatnonzero(labels[t] == j)
+            if members.size:
+                C_new[:, j] = update(t, j, members, C[:, j])
+        C = C_new
+        centers[t + 1] = C
 
 
 # --------------------------------------------------------------------------
@@ -128,23 +149,16 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     """
     X, C, n_iter, centers, labels = _start(X, C0, n_iter, empty)
     gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
-    k = C.shape[1]
     kept = np.zeros(labels.shape, dtype=bool)
-    for t in range(n_iter):
-        labels[t], _ = assign(X, C)
-        C_new = C.copy()
-        for j in range(k):
-            members = np.flatnonzero(labels[t] == j)
-            if members.size == 0:
-                continue  # empty: keep c_j
-            z = -gamma2 * _sq_dist(X[:, members], C[:, j])  # (m,)
-            order = np.argsort(-z, kind="stable")
-            s_star = _best_prefix(z[order])
-            chosen = members[order[:s_star]]
-            kept[t, chosen] = True
-            C_new[:, j] = np.mean(X[:, chosen], axis=1)
-        C = C_new
-        centers[t + 1] = C
+
+    def update(t, j, members, c):
+        z = -gamma2 * _sq_dist(X[:, members], c)  # (m,)
+        order = np.argsort(-z, kind="stable")
+        chosen = members[order[:_best_prefix(z[order])]]  # the s* best-scored members
+        kept[t, chosen] = True
+        return np.mean(X[:, chosen], axis=1)
+
+    _assign_then_update(X, C, centers, labels, update)
     return _trace(X, centers, labels, {"gamma2": gamma2, "empty": empty, "kept": kept})
 
 
@@ -202,28 +216,22 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     sort). The trimmed objective never increases.
     """
     X, C, n_iter, centers, labels = _start(X, C0, n_iter, empty)
-    n = X.shape[1]
-    h = trimmed_size(n, alpha)
-    k = C.shape[1]
+    h = trimmed_size(X.shape[1], alpha)
+
+    def nearest(C):
+        lab, _ = assign(X, C)  # ties: lowest index
+        return lab, np.sum((X - C[:, lab]) ** 2, axis=0)  # (n,) D_i, computed directly
 
     def trimmed_objective(C):
-        lab, D = assign(X, C)
-        nearest = np.sum((X - C[:, lab]) ** 2, axis=0)
-        return float(np.sum(np.sort(nearest, kind="stable")[:h]))
+        return float(np.sum(np.sort(nearest(C)[1])[:h]))
 
     trimmed_obj = [trimmed_objective(C)]
     for t in range(n_iter):
-        lab, _ = assign(X, C)
-        nearest = np.sum((X - C[:, lab]) ** 2, axis=0)  # (n,) D_i, computed directly
-        H = np.argsort(nearest, kind="stable")[:h]
+        lab, D = nearest(C)
+        H = np.sort(np.argsort(D, kind="stable")[:h])  # the h closest, in point order
         labels[t] = -1
         labels[t, H] = lab[H]
-        C_new = C.copy()
-        for j in range(k):
-            members = H[lab[H] == j]
-            if members.size:
-                C_new[:, j] = np.mean(X[:, members], axis=1)
-        C = C_new
+        C, _ = cluster_means(X[:, H], lab[H], C)  # empty: keep
         centers[t + 1] = C
         trimmed_obj.append(trimmed_objective(C))
     info = {"alpha": float(alpha), "h": h, "empty": empty, "trimmed_objective": np.array(trimmed_obj)}
@@ -279,19 +287,12 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     X, C, n_iter, centers, labels = _start(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     d = X.shape[0]
-    k = C.shape[1]
-    for t in range(n_iter):
-        labels[t], _ = assign(X, C)
-        C_new = C.copy()
-        for j in range(k):
-            members = np.flatnonzero(labels[t] == j)
-            if members.size == 0:
-                continue
-            z = -gamma * _sq_dist(X[:, members], C[:, j]) / np.sqrt(d)
-            p = _sparsemax_plain(z)
-            C_new[:, j] = X[:, members] @ p / np.sum(p)
-        C = C_new
-        centers[t + 1] = C
+
+    def update(t, j, members, c):
+        p = _sparsemax_plain(-gamma * _sq_dist(X[:, members], c) / np.sqrt(d))  # (m,)
+        return X[:, members] @ p / np.sum(p)
+
+    _assign_then_update(X, C, centers, labels, update)
     return _trace(X, centers, labels, {"gamma": gamma, "empty": empty})
 
 
@@ -343,19 +344,16 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
     n = X.shape[1]
     k = C.shape[1]
     medoids = np.full((n_iter, k), -1, dtype=np.intp)
-    for t in range(n_iter):
-        labels[t], _ = assign(X, C)
-        G = gumbel_noise(rng, (n + k, k))  # the transformer's (keys, queries) noise
-        C_new = C.copy()
-        for j in range(k):
-            members = np.flatnonzero(labels[t] == j)
-            if members.size == 0:
-                continue
-            mu = np.mean(X[:, members], axis=1)
-            logits = -gamma * _sq_dist(X[:, members], mu) + G[members, j]
-            i_star = members[int(np.argmax(logits))]
-            medoids[t, j] = i_star
-            C_new[:, j] = X[:, i_star]
-        C = C_new
-        centers[t + 1] = C
+    noise = {}
+
+    def draw(t):
+        noise["G"] = gumbel_noise(rng, (n + k, k))  # the transformer's (keys, queries) noise
+
+    def update(t, j, members, c):
+        mu = np.mean(X[:, members], axis=1)
+        logits = -gamma * _sq_dist(X[:, members], mu) + noise["G"][members, j]
+        medoids[t, j] = members[int(np.argmax(logits))]  # Gumbel-max draw; ties: lowest index
+        return X[:, medoids[t, j]]
+
+    _assign_then_update(X, C, centers, labels, update, per_step=draw)
     return _trace(X, centers, labels, {"gamma": gamma, "empty": empty, "medoids": medoids})
