@@ -154,9 +154,10 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     def update(t, j, members, c):
         z = -gamma2 * _sq_dist(X[:, members], c)  # (m,)
         order = np.argsort(-z, kind="stable")
-        chosen = members[order[:_best_prefix(z[order])]]  # the s* best-scored members
+        chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
         kept[t, chosen] = True
-        return np.mean(X[:, chosen], axis=1)
+        # their mean, summed in point order as cluster_means (and Lloyd) does
+        return cluster_means(X[:, chosen], np.zeros(chosen.size, dtype=np.intp), c[:, None])[0][:, 0]
 
     _assign_then_update(X, C, centers, labels, update)
     return _trace(X, centers, labels, {"gamma2": gamma2, "empty": empty, "kept": kept})

@@ -139,6 +139,18 @@ def test_every_layer_equals_one_reference_step_on_shared_cases(variant):
             assert err <= 1e-10, (name, t, err)
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "needs attention.py to average a normmax(alpha=inf) support with _segment_mean (as hardmax_average): "
+    "block 3 now forms sum_i x_i / s by a matrix product, the reference sums in point order, so centers "
+    "that coincide only in exact arithmetic can break a later tie differently (80 of 214 shared cases)"))
+def test_trimmed_whole_trajectory_bitwise_on_shared_cases():
+    for name, X, C0 in SHARED_CASES:
+        tr = trimmed_kmeans_transformer(X, C0, T, 30.0)
+        ref = trimmed_kmeans_attention(X, C0, T, 30.0)
+        np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=name)
+        np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=name)
+
+
 def test_kmedoids_trajectory_equals_reference_on_shared_cases():
     """Centers are data points (copied, no arithmetic), so whole trajectories agree bit for bit."""
     for s, (name, X, C0) in enumerate(SHARED_CASES):
@@ -256,7 +268,7 @@ def test_trimmed_kmeans_toy_and_lloyd_limit():
     Xb, C0, _ = blobs_with_outliers(rng=np.random.default_rng(2))
     a, b = trimmed_kmeans(Xb, C0, 4, 0.0), lloyd(Xb, C0, 4)
     np.testing.assert_array_equal(a.labels, b.labels)
-    np.testing.assert_allclose(a.centers, b.centers, atol=1e-13)
+    np.testing.assert_array_equal(a.centers, b.centers)  # alpha = 0 is Lloyd, bit for bit
 
 
 @pytest.mark.parametrize("seed", range(5))
