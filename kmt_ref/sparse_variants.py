@@ -17,13 +17,14 @@ randomized k-medoids       an extra decoder block writes the member mean mu_j;  
                            ``-gamma1 ||e_j - y_i||^2 - gamma ||mu_j - x_i||^2``
 =========================  ====================================================  =========================================
 
-What the paper gives and what is the project's own: SPEC §5 states each
-variant as a change of the center-update normalizer; the robust rule itself is
-the authors' (their code). The explicit weights below -- the penalty
-``gamma1`` that keeps non-members out of a sparse normalizer, the
+What the sources give and what is the project's own: SPEC §5 states each
+variant as a change of the center-update normalizer. The robust rule is the
+authors' (their code); the trimmed and k-medoids rules are marked **(open)**:
+no source we could read states them. The explicit weights below -- the
+penalty ``gamma1`` that keeps non-members out of a sparse normalizer, the
 default-token flag that makes an empty cluster keep its center, the extra
 decoder block for ``mu_j`` -- and their proofs are the project's own
-constructions, marked **(open)** in SPEC. The paper proves none of the three.
+constructions for all three; no theorem of the paper covers them.
 
 Why one Euclidean score suffices. Block 3 attends from center tokens
 ``cbar_j = [c_j; e_j; 1]`` to keys ``[x_i; y_i; 0]`` (points, with the
