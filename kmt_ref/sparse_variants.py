@@ -86,6 +86,7 @@ __all__ = [
     "kmedoids_layer",
     "randomized_kmedoids_transformer",
     "blobs_with_outliers",
+    "run_all_variants",
     "plot_listening",
     "figure_variants_outliers",
 ]

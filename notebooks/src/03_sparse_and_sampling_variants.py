@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt
 
 import kmt_ref
 from kmt_ref import lloyd, kmeans_transformer
-from kmt_ref.normalizers import sparsemax, normmax, softmax, gumbel, simplex_threshold
+from kmt_ref.normalizers import sparsemax, normmax, softmax, simplex_threshold
 from kmt_ref.reference_sparse import (trimmed_kmeans_attention, trimmed_kmeans, robust_kmeans,
                                       randomized_kmedoids)
 from kmt_ref.sparse_variants import (trimmed_kmeans_transformer, robust_kmeans_transformer,
