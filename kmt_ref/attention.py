@@ -218,6 +218,20 @@ def _segment_mean(top, VZk, v_rows):
     return out
 
 
+def _is_disjoint_uniform(W):
+    """True if W (r, q), not being differentiated, is a uniform mean over disjoint key sets.
+
+    That is: every column is ``1/m`` on ``m >= 1`` keys and 0 elsewhere, and no
+    key serves two queries. Such an attention is a plain mean, computed by
+    :func:`_segment_mean` with the reference's arithmetic.
+    """
+    if type(W) is not onp.ndarray or W.ndim != 2:
+        return False
+    top = W > 0
+    counts = top.sum(axis=0)
+    return bool(onp.all(counts > 0) and onp.all(top.sum(axis=1) <= 1) and onp.array_equal(W, top / counts))
+
+
 def _hard_cross(S, VZk, normalizer, v_rows=slice(None)):
     """gamma = inf attention from a score matrix S (..., r, q): exact selection or mean."""
     if normalizer == "hardmax":
@@ -348,7 +362,10 @@ def attention(
         if dropout:
             keep = rng.random(getval(W).shape) >= dropout
             W = W * keep / (1.0 - dropout)
-        outs.append(np.matmul(VZk, W))
+        if _is_disjoint_uniform(W):  # e.g. normmax(alpha=inf): a plain mean, summed in key order
+            outs.append(_segment_mean(W > 0, VZk, v_rows))
+        else:
+            outs.append(np.matmul(VZk, W))
         if return_weights:
             Ws.append(getval(W))
             Ss.append(getval(S))
