@@ -203,7 +203,7 @@ class TrainConfig:
 CONFIGS = {
     "paper": TrainConfig(),
     "paper_d_only": TrainConfig(embedding="none"),
-    "small": TrainConfig(n=64, d=4, k=3, batch=16, steps=400, eval_every=25, n_val=64, checkpoint_every=100),
+    "small": TrainConfig(n=64, d=4, k=3, batch=16, steps=2000, eval_every=50, n_val=64, checkpoint_every=250),
 }
 
 
@@ -752,3 +752,288 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     lloyd_obj = lloyd_batch(X, C0, n_steps)
     model_log, lloyd_log = onp.log(model_obj), onp.log(lloyd_obj)
     return {"model": model_log, "lloyd": lloyd_log, "model_mean": model_log.mean(0), "lloyd_mean": lloyd_log.mean(0)}
+
+
+# --------------------------------------------------------------------------
+# The evaluation suite of the paper (Figure 4, Table 1) and its stored results
+# --------------------------------------------------------------------------
+#: (init, n, family) settings of the paper's evaluation: in distribution, k-means++
+#: initial centers, other n, other families
+PAPER_SUITE = (
+    ("random", 512, "normal"),
+    ("kmeans++", 512, "normal"),
+    ("random", 128, "normal"),
+    ("random", 256, "normal"),
+    ("random", 1024, "normal"),
+    ("random", 2048, "normal"),
+    ("random", 512, "cauchy"),
+    ("random", 512, "gumbel"),
+    ("random", 512, "laplace"),
+    ("random", 512, "lognormal"),
+)
+
+#: default seed of the evaluation tasks (independent of training and validation)
+EVAL_SEED = 2506_19125
+
+
+def setting_label(init, n, family):
+    """``"random,n=512,normal"``: the key of one evaluation setting."""
+    return f"{init},n={n},{family}"
+
+
+def save_evaluation(path, results, info=None):
+    """Store evaluation curves, merging into an existing file.
+
+    Parameters
+    ----------
+    path : str or Path
+    results : dict
+        ``{setting label: {name: log objectives (n_tasks, T+1)}}``; ``name`` is
+        a model name or ``"lloyd"``.
+    info : dict, optional
+        Free-form provenance (command, seed, number of tasks), stored as JSON.
+    """
+    path = Path(path)
+    arrays, meta = {}, {"info": {}}
+    if path.exists():
+        with onp.load(path, allow_pickle=False) as z:
+            arrays = {key: z[key] for key in z.files if key != "meta"}
+            if "meta" in z.files:
+                meta = json.loads(str(z["meta"]))
+    for label, per_name in results.items():
+        for name, arr in per_name.items():
+            arrays[f"{label}::{name}"] = onp.asarray(arr, dtype=float)
+    if info:
+        meta["info"].update(info)
+    arrays["meta"] = onp.array(json.dumps(meta))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    onp.savez_compressed(tmp, **arrays)
+    os.replace(tmp, path)
+    return path
+
+
+def load_evaluation(path):
+    """Read :func:`save_evaluation`'s file: ``({label: {name: array}}, info)``."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"evaluation file {str(path)!r} does not exist")
+    out = {}
+    with onp.load(path, allow_pickle=False) as z:
+        info = json.loads(str(z["meta"]))["info"] if "meta" in z.files else {}
+        for key in z.files:
+            if key == "meta":
+                continue
+            label, name = key.split("::")
+            out.setdefault(label, {})[name] = z[key]
+    return out, info
+
+
+# --------------------------------------------------------------------------
+# Plots and the figures of SPEC §7 (5: training and evaluation, 6: weights)
+# --------------------------------------------------------------------------
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+
+
+def _axes(ax, figsize=(5, 3.5)):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        fig, ax = plt.subplots(figsize=figsize)
+        return fig, ax
+    return ax.figure, ax
+
+
+def plot_training_history(histories, key="val", ax=None):
+    """Validation score (or ``key="loss"``) against the step, one line per run.
+
+    Parameters
+    ----------
+    histories : dict name -> dict with arrays ``step`` and ``key``
+    """
+    fig, ax = _axes(ax)
+    for name, h in histories.items():
+        step, y = onp.asarray(h["step"]), onp.asarray(h[key])
+        ok = onp.isfinite(y)
+        ax.plot(step[ok], y[ok], label=name, lw=1)
+    if key == "val":
+        ax.axhline(1.0, color="k", ls="--", lw=0.8, label="one Lloyd step")
+        ax.set_ylabel("validation: objective / Lloyd's (1 step)")
+    else:
+        ax.set_ylabel("training loss (smoothed bound)")
+    ax.set_xlabel("training step")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_evaluation_curves(curves, ax=None, band=(0.0, 1.0), title=None):
+    """Mean log objective per clustering step with a band over tasks.
+
+    Parameters
+    ----------
+    curves : dict name -> ndarray (n_tasks, T+1)
+        Log objectives (e.g. ``"Lloyd"``, ``"trained"``).
+    band : (float, float)
+        Quantiles of the shaded band over tasks ((0, 1): min-max, as in the
+        authors' figure).
+    """
+    fig, ax = _axes(ax)
+    colors = {"lloyd": "k", "Lloyd": "k"}
+    for name, L in curves.items():
+        L = onp.asarray(L)
+        t = onp.arange(L.shape[1])
+        (line,) = ax.plot(t, L.mean(0), lw=1.5, label=f"{name} ({L.mean(0)[-1]:.3f})", color=colors.get(name))
+        lo, hi = onp.quantile(L, band, axis=0)
+        ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.12)
+    ax.set_xlabel("clustering step t")
+    ax.set_ylabel("log k-means objective")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_final_vs_n(ns, finals, ax=None):
+    """Final mean log objective against n, one line per method (``finals``: name -> values)."""
+    fig, ax = _axes(ax)
+    for name, v in finals.items():
+        ax.plot(ns, v, "o-", label=name, color="k" if name.lower() == "lloyd" else None)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns)
+    ax.set_xticklabels([str(n) for n in ns])
+    ax.set_xlabel("n (points per task; trained at 512)")
+    ax.set_ylabel("log objective after T steps")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_weight_grid(learned, hand, d, k, fig=None):
+    """Heatmaps of ``Q_b^T K_b`` and ``V_b``, learned beside hand-set, for the four blocks.
+
+    Parameters
+    ----------
+    learned, hand : dict
+        Parameter dicts with ``Q1 .. V4`` of shape (d_emb, d_emb) (the same d_emb).
+    d, k : int
+        Draws the boundary between the data rows and the one-hot rows.
+    """
+    import matplotlib.pyplot as plt
+
+    if fig is None:
+        fig = plt.figure(figsize=(10, 10), layout="constrained")
+    axs = fig.subplots(4, 4)
+    for r, b in enumerate(BLOCKS):
+        mats = [
+            (learned["Q" + b].T @ learned["K" + b], f"learned Q{b}ᵀK{b}"),
+            (hand["Q" + b].T @ hand["K" + b], f"hand-set Q{b}ᵀK{b}"),
+            (learned["V" + b], f"learned V{b}"),
+            (hand["V" + b], f"hand-set V{b}"),
+        ]
+        for c, (M, title) in enumerate(mats):
+            ax = axs[r, c]
+            vmax = float(onp.max(onp.abs(M))) or 1.0
+            ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+            if M.shape[0] > d:
+                ax.axhline(d - 0.5, color="k", lw=0.5)
+                ax.axvline(d - 0.5, color="k", lw=0.5)
+            ax.set_title(f"{title} (±{vmax:.2g})", fontsize=8)
+            ax.set_xticks([])
+            ax.set_yticks([])
+    return fig
+
+
+def attention_maps(params, X, C0, embedding="onehot"):
+    """The four attention matrices of the trained layer on one task (no dropout).
+
+    Parameters
+    ----------
+    X : ndarray, shape (d, n); C0 : ndarray, shape (d, k)
+
+    Returns
+    -------
+    dict name -> ndarray (r, q)
+        Block 1: (k, n) centers attended by each point; block 2: (n, n);
+        block 3: (n, k); block 4: (k, k). Columns are queries.
+    """
+    p = {key: onp.asarray(v, dtype=onp.float64) for key, v in params.items()}
+    Xbar, Cbar = embed_batch(X[None], C0[None], embedding)
+    _, _, rec = layer_forward(p, Xbar[0], Cbar[0], model_layer(Xbar.shape[1]), record=True)
+    return rec.weights
+
+
+def _committed(name):
+    return load_checkpoint(MODELS_DIR / f"{name}.npz")
+
+
+def fig5_training(path):
+    """Figure 5: training curves, evaluation curves (d-only ablation, k-means++, other n, families)."""
+    import matplotlib.pyplot as plt
+
+    paper, donly = _committed("paper"), _committed("paper_d_only")
+    ev, info = load_evaluation(MODELS_DIR / "evaluation.npz")
+    fig, axs = plt.subplots(2, 3, figsize=(15, 8.5))
+    hist = {f"d+k one-hot ({paper.step} steps)": paper.history, f"d-only ({donly.step} steps)": donly.history}
+    plot_training_history(hist, "val", axs[0, 0])
+    axs[0, 0].set_title("validation score during training", fontsize=9)
+    plot_training_history(hist, "loss", axs[0, 1])
+    axs[0, 1].set_title("training loss (mean over the steps between evaluations)", fontsize=9)
+    base = ev[setting_label("random", 512, "normal")]
+    plot_evaluation_curves({"Lloyd": base["lloyd"], "trained (d+k)": base["paper"],
+                            "d-only ablation": base["paper_d_only"]}, axs[0, 2],
+                           title=f"{base['lloyd'].shape[0]} tasks, n=512, random initial centers (band: min-max)")
+    kpp = ev[setting_label("kmeans++", 512, "normal")]
+    plot_evaluation_curves({"Lloyd": kpp["lloyd"], "trained (d+k)": kpp["paper"]}, axs[1, 0],
+                           title="k-means++ initial centers")
+    ns = [128, 256, 512, 1024, 2048]
+    finals = {"Lloyd": [ev[setting_label("random", n, "normal")]["lloyd"][:, -1].mean() for n in ns],
+              "trained (d+k)": [ev[setting_label("random", n, "normal")]["paper"][:, -1].mean() for n in ns]}
+    plot_final_vs_n(ns, finals, axs[1, 1])
+    axs[1, 1].set_title("other n (log objective after 20 steps)", fontsize=9)
+    fams = list(FAMILIES)
+    x = onp.arange(len(fams))
+    for off, (name, key, col) in enumerate([("Lloyd", "lloyd", "k"), ("trained (d+k)", "paper", "C1")]):
+        vals = [ev[setting_label("random", 512, f)][key][:, -1].mean() for f in fams]
+        axs[1, 2].bar(x + (off - 0.5) * 0.38, vals, width=0.38, label=name, color=col, alpha=0.8)
+    axs[1, 2].set_xticks(x)
+    axs[1, 2].set_xticklabels(fams)
+    axs[1, 2].set_ylabel("log objective after 20 steps")
+    axs[1, 2].set_title("task families (trained on normal only)", fontsize=9)
+    axs[1, 2].legend(fontsize=8)
+    fig.suptitle("Learning the algorithm (paper §4): d=32, k=10, trained at n=512 "
+                 f"(evaluation seed {info.get('seed', EVAL_SEED)}, no dropout at evaluation)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def fig6_learned_weights(path):
+    """Figure 6: learned vs hand-set Q^T K and V per block, and the learned attention maps."""
+    import matplotlib.pyplot as plt
+
+    from .constructions import lloyd_weights
+    from .reference import lloyd as lloyd_ref
+    from .tasks import sample_task
+
+    paper = _committed("paper")
+    cfg = paper.config
+    hand, _ = lloyd_weights(cfg.d, cfg.k, "linear")  # the paper's d_emb = d + k layout
+    fig = plt.figure(figsize=(11, 14.5), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[10, 3.4])
+    plot_weight_grid(paper.params, hand, cfg.d, cfg.k, top)
+    X, C0 = sample_task(onp.random.default_rng(EVAL_SEED), cfg.n, cfg.d, cfg.k)
+    order = onp.argsort(lloyd_ref(X, C0, 1).labels[0], kind="stable")  # points grouped by Lloyd's first assignment
+    W = attention_maps(paper.params, X[:, order], C0, cfg.embedding)
+    axs = bottom.subplots(1, 4)
+    titles = {"1": "block 1: centers (rows) per point", "2": "block 2: points per point",
+              "3": "block 3: points (rows) per center", "4": "block 4: centers per center"}
+    for ax, b in zip(axs, BLOCKS):
+        ax.imshow(W[b], aspect="auto", cmap="viridis", interpolation="nearest")
+        ax.set_title(titles[b], fontsize=8)
+        ax.set_xlabel("query")
+        ax.set_ylabel("key")
+    bottom.suptitle("learned attention on one task (points sorted by Lloyd's first assignment)", fontsize=9)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

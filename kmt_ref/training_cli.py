@@ -7,6 +7,7 @@ Examples::
     python -m kmt_ref train --resume runs/paper.npz --steps 12000
     python -m kmt_ref evaluate paper paper_d_only   # the committed models, 320 tasks
     python -m kmt_ref evaluate paper --init kmeans++ --n 128 256 1024 2048 --family all
+    python -m kmt_ref evaluate paper --suite --save kmt_ref/models/evaluation.npz
 
 A checkpoint argument is a path to a ``.npz`` written by ``train``, or the name
 of a model shipped in ``kmt_ref/models/`` (``paper``, ``paper_d_only``).
@@ -91,7 +92,7 @@ def _table(results, names, header_extra=""):
 
 
 def _evaluate(args):
-    from .training import CheckpointError, evaluate, load_checkpoint
+    from .training import PAPER_SUITE, CheckpointError, evaluate, load_checkpoint, save_evaluation, setting_label
 
     try:
         ckpts = [load_checkpoint(resolve_checkpoint(c)) for c in args.checkpoint]
@@ -111,23 +112,34 @@ def _evaluate(args):
             return 2
     ns = args.n or [base.n]
     settings = [(init, n, fam) for init in args.init for n in ns for fam in families]
+    if args.suite:
+        settings = list(PAPER_SUITE)
     print(f"# {args.tasks} tasks per setting (seed {args.seed}), d={base.d}, k={base.k}, T={args.steps} steps; "
           "mean natural log of the k-means objective; model evaluated WITHOUT dropout")
     for c, name in zip(ckpts, args.checkpoint):
         print(f"# {name}: embedding={c.config.embedding}, trained {c.step} steps, seed {c.seed}, "
               f"{c.n_params} parameters")
-    results = []
+    results, stored = [], {}
+    names = [Path(c).stem for c in args.checkpoint]
     for init, n, fam in settings:
         res = [evaluate(c.params, c.config.embedding, n_tasks=args.tasks, n=n, d=base.d, k=base.k, family=fam,
                         init=init, n_steps=args.steps, seed=args.seed) for c in ckpts]
         label = f"{init}, n={n}, {fam}"
         results.append((label, res))
+        stored[setting_label(init, n, fam)] = {"lloyd": res[0]["lloyd"], **{nm: r["model"] for nm, r in zip(names, res)}}
+        print(f"# {label}: Lloyd {res[0]['lloyd_mean'][-1]:.3f}, "
+              + ", ".join(f"{nm} {r['model_mean'][-1]:.3f}" for nm, r in zip(names, res)), flush=True)
         if args.curves:
             for c_name, r in zip(args.checkpoint, res):
                 curve = " ".join(f"{v:.3f}" for v in r["model_mean"])
                 print(f"# curve {label} {c_name}: {curve}")
             print(f"# curve {label} Lloyd: " + " ".join(f"{v:.3f}" for v in res[0]["lloyd_mean"]))
-    print(_table(results, args.checkpoint))
+    print(_table(results, names))
+    if args.save:
+        info = {"seed": args.seed, "tasks": args.tasks, "steps": args.steps,
+                **{f"{nm}_steps_trained": c.step for nm, c in zip(names, ckpts)}}
+        save_evaluation(args.save, stored, info)
+        print(f"# saved the per-task curves to {args.save}")
     return 0
 
 
@@ -163,4 +175,8 @@ def register(subparsers):
     e.add_argument("--family", nargs="+", default=["normal"], help=f"task families, or 'all' ({', '.join(FAMILIES)})")
     e.add_argument("--init", nargs="+", default=["random"], choices=INITS, help="initial centers")
     e.add_argument("--curves", action="store_true", help="also print the mean log objective after every step")
+    e.add_argument("--suite", action="store_true",
+                   help="the paper's settings: random and k-means++ init at n=512, n in 128..2048, every family")
+    e.add_argument("--save", default=None, metavar="FILE.npz",
+                   help="store the per-task curves (merged into FILE if it exists; figures read them)")
     e.set_defaults(func=_evaluate)

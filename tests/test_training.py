@@ -291,3 +291,51 @@ def test_cli_train_and_evaluate(tmp_path, capsys):
     assert main(["train", "--lr", "-1", "--out", str(tmp_path / "x.npz")]) == 2
     assert main(["evaluate", str(tmp_path / "missing.npz")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------
+# Stored evaluations and the figures (on tiny models in tmp_path)
+# --------------------------------------------------------------------------
+def test_evaluation_file_merges_and_round_trips(tmp_path):
+    from kmt_ref.training import load_evaluation, save_evaluation
+
+    a = {"random,n=8,normal": {"lloyd": np.ones((2, 3)), "m": np.zeros((2, 3))}}
+    b = {"kmeans++,n=8,normal": {"lloyd": np.full((2, 3), 2.0)}}
+    save_evaluation(tmp_path / "e.npz", a, {"seed": 1})
+    save_evaluation(tmp_path / "e.npz", b, {"tasks": 2})
+    ev, info = load_evaluation(tmp_path / "e.npz")
+    assert info == {"seed": 1, "tasks": 2}
+    np.testing.assert_array_equal(ev["random,n=8,normal"]["m"], 0.0)
+    np.testing.assert_array_equal(ev["kmeans++,n=8,normal"]["lloyd"], 2.0)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_evaluation(tmp_path / "none.npz")
+
+
+def test_figures_5_and_6_from_stored_models(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import kmt_ref.training as T
+
+    cfg = dataclasses.replace(TINY, steps=10)
+    train(cfg, seed=0, out=tmp_path / "paper.npz", log=lambda s: None)
+    train(dataclasses.replace(cfg, embedding="none"), seed=0, out=tmp_path / "paper_d_only.npz", log=lambda s: None)
+    ev = str(tmp_path / "evaluation.npz")
+    assert main(["evaluate", str(tmp_path / "paper.npz"), str(tmp_path / "paper_d_only.npz"), "--n", "30",
+                 "--tasks", "2", "--steps", "3", "--save", ev]) == 0
+    stored, _ = T.load_evaluation(ev)
+    assert set(stored["random,n=30,normal"]) == {"lloyd", "paper", "paper_d_only"}
+    # the figure reads the paper's whole suite; stand-in curves keep this test fast
+    rng = np.random.default_rng(0)
+    fake = {T.setting_label(*s): {"lloyd": rng.random((4, 21)), "paper": rng.random((4, 21)),
+                                  "paper_d_only": rng.random((4, 21))} for s in T.PAPER_SUITE}
+    T.save_evaluation(ev, fake)
+    monkeypatch.setattr(T, "MODELS_DIR", tmp_path)
+    for f in (T.fig5_training, T.fig6_learned_weights):
+        out = tmp_path / f"{f.__name__}.png"
+        f(out)
+        assert out.stat().st_size > 10_000
+    W = T.attention_maps(load_checkpoint(tmp_path / "paper.npz").params, *sample_task(np.random.default_rng(0), 24, 2, 3))
+    assert W["1"].shape == (3, 24) and W["2"].shape == (24, 24) and W["3"].shape == (24, 3) and W["4"].shape == (3, 3)
+    for b in "1234":
+        np.testing.assert_allclose(W[b].sum(axis=0), 1.0)
