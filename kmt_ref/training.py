@@ -673,13 +673,15 @@ def train(config=None, seed=0, out=None, resume=None, log=print):
                 if step > 0:
                     adam.lr = sched.step(val, adam.lr)
                 elapsed = time.perf_counter() - t_start
+                losses_done = bool(losses)
                 mean_loss = float(onp.mean(losses)) if losses else float("nan")
                 losses = []
                 for key, v in zip(HISTORY_KEYS, (step, mean_loss, val, adam.lr, elapsed)):
                     history[key].append(v)
                 done = step - step0
                 eta = (elapsed - elapsed0) / done * (config.steps - step) if done else float("nan")
-                log(f"step {step:>6}/{config.steps}  loss {mean_loss:10.4f}  val {val:.4f}  "
+                loss_txt = f"{mean_loss:10.4f}" if losses_done else f"{'-':>10}"
+                log(f"step {step:>6}/{config.steps}  loss {loss_txt}  val {val:.4f}  "
                     f"lr {adam.lr:.3g}  elapsed {_fmt_time(elapsed)}  eta {_fmt_time(eta) if eta == eta else '?'}")
                 if out is not None and val < best and step > 0:
                     best = val
