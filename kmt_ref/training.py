@@ -346,7 +346,7 @@ def lloyd_batch(X, C0, n_iter):
     return onp.stack([lloyd(X[b], C0[b], n_iter).objective for b in range(X.shape[0])])
 
 
-def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_chunk=32):
+def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_chunk=32, dropout=0.0, rng=None):
     """Apply the trained layer ``n_steps`` times, re-embedding between steps.
 
     Parameters
@@ -361,6 +361,10 @@ def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_
         Arithmetic of the forward pass (objectives are computed in float64).
     task_chunk : int
         Tasks per forward call (bounds memory: O(task_chunk n^2)).
+    dropout : float
+        Attention dropout at evaluation (default 0, the project's protocol;
+        the authors' evaluation keeps their training value 0.01). Needs ``rng``.
+    rng : numpy.random.Generator, optional
 
     Returns
     -------
@@ -372,14 +376,14 @@ def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_
     -----
     Step t: ``Xbar = [X; 0]``, ``Cbar = [C^{(t)}; I_k]``, one layer, read
     ``C^{(t+1)}`` from the data rows of ``Cbar'`` (SPEC §6 "Evaluation").
-    No dropout.
+    No dropout unless ``dropout`` is given.
     """
     p = {key: onp.asarray(v, dtype=dtype) for key, v in params.items()}
     centers = [onp.asarray(C0, dtype=onp.float64)]
     Xd = onp.asarray(X, dtype=dtype)
     C = onp.asarray(C0, dtype=dtype)
     for _ in range(n_steps):
-        parts = [model_step(p, Xd[a:a + task_chunk], C[a:a + task_chunk], embedding)
+        parts = [model_step(p, Xd[a:a + task_chunk], C[a:a + task_chunk], embedding, dropout, rng)
                  for a in range(0, X.shape[0], task_chunk)]
         C = onp.concatenate(parts, axis=0)
         centers.append(C.astype(onp.float64))
@@ -707,7 +711,7 @@ def train(config=None, seed=0, out=None, resume=None, log=print):
 # Evaluation
 # --------------------------------------------------------------------------
 def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, family="normal", init="random",
-             n_steps=20, seed=2506_19125, scale=0.1, dtype="float32"):
+             n_steps=20, seed=2506_19125, scale=0.1, dtype="float32", dropout=0.0):
     r"""The paper's evaluation: T re-embedded steps of the model vs T Lloyd iterations.
 
     Parameters
@@ -726,6 +730,9 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
         T (20).
     seed : int
         Seed of the evaluation tasks (independent of training and validation).
+    dropout : float
+        Attention dropout at evaluation: 0 (default) is the project's protocol;
+        0.01 mimics the authors' evaluation, which leaves dropout on.
 
     Returns
     -------
@@ -741,6 +748,8 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     check_count(n_tasks, "n_tasks", minimum=1)
     check_count(n_steps, "n_steps")
     check_choice(init, "init", INITS)
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout={dropout!r} should be in [0, 1)")
     de = d_emb_of(d, k, embedding)
     shape = params["Q1"].shape
     if shape != (de, de):
@@ -750,7 +759,8 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     rng = onp.random.default_rng(seed)
     X, C0 = sample_tasks(rng, n_tasks, n, d, k, family, scale, init)
     chunk = max(1, (32 * 512 * 512) // (n * n))
-    model_obj, _ = run_model(params, X, C0, n_steps, embedding, dtype, task_chunk=chunk)
+    drop_rng = onp.random.default_rng([seed, 1]) if dropout else None  # the tasks do not depend on it
+    model_obj, _ = run_model(params, X, C0, n_steps, embedding, dtype, task_chunk=chunk, dropout=dropout, rng=drop_rng)
     lloyd_obj = lloyd_batch(X, C0, n_steps)
     model_log, lloyd_log = onp.log(model_obj), onp.log(lloyd_obj)
     return {"model": model_log, "lloyd": lloyd_log, "model_mean": model_log.mean(0), "lloyd_mean": lloyd_log.mean(0)}

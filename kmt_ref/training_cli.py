@@ -115,7 +115,8 @@ def _evaluate(args):
     if args.suite:
         settings = list(PAPER_SUITE)
     print(f"# {args.tasks} tasks per setting (seed {args.seed}), d={base.d}, k={base.k}, T={args.steps} steps; "
-          "mean natural log of the k-means objective; model evaluated WITHOUT dropout")
+          "mean natural log of the k-means objective; model evaluated "
+          + (f"WITH attention dropout {args.dropout}" if args.dropout else "WITHOUT dropout"))
     for c, name in zip(ckpts, args.checkpoint):
         print(f"# {name}: embedding={c.config.embedding}, trained {c.step} steps, seed {c.seed}, "
               f"{c.n_params} parameters")
@@ -123,7 +124,7 @@ def _evaluate(args):
     names = [Path(c).stem for c in args.checkpoint]
     for init, n, fam in settings:
         res = [evaluate(c.params, c.config.embedding, n_tasks=args.tasks, n=n, d=base.d, k=base.k, family=fam,
-                        init=init, n_steps=args.steps, seed=args.seed) for c in ckpts]
+                        init=init, n_steps=args.steps, seed=args.seed, dropout=args.dropout) for c in ckpts]
         label = f"{init}, n={n}, {fam}"
         results.append((label, res))
         stored[setting_label(init, n, fam)] = {"lloyd": res[0]["lloyd"], **{nm: r["model"] for nm, r in zip(names, res)}}
@@ -175,6 +176,8 @@ def register(subparsers):
     e.add_argument("--family", nargs="+", default=["normal"], help=f"task families, or 'all' ({', '.join(FAMILIES)})")
     e.add_argument("--init", nargs="+", default=["random"], choices=INITS, help="initial centers")
     e.add_argument("--curves", action="store_true", help="also print the mean log objective after every step")
+    e.add_argument("--dropout", type=float, default=0.0,
+                   help="attention dropout at evaluation (default 0; the authors' evaluation leaves 0.01 on)")
     e.add_argument("--suite", action="store_true",
                    help="the paper's settings: random and k-means++ init at n=512, n in 128..2048, every family")
     e.add_argument("--save", default=None, metavar="FILE.npz",

@@ -339,3 +339,15 @@ def test_figures_5_and_6_from_stored_models(tmp_path, monkeypatch):
     assert W["1"].shape == (3, 24) and W["2"].shape == (24, 24) and W["3"].shape == (24, 3) and W["4"].shape == (3, 3)
     for b in "1234":
         np.testing.assert_allclose(W[b].sum(axis=0), 1.0)
+
+
+def test_evaluation_dropout_option_changes_only_the_model():
+    rng = np.random.default_rng(0)
+    params = init_params(5, rng)
+    a = evaluate(params, n_tasks=3, n=20, d=2, k=3, n_steps=2)
+    b = evaluate(params, n_tasks=3, n=20, d=2, k=3, n_steps=2, dropout=0.3)
+    np.testing.assert_array_equal(a["lloyd"], b["lloyd"])  # same tasks, same initial centers
+    np.testing.assert_array_equal(a["model"][:, 0], b["model"][:, 0])
+    assert not np.allclose(a["model"][:, 1:], b["model"][:, 1:])
+    with pytest.raises(ValueError, match="dropout=1.0"):
+        evaluate(params, n_tasks=3, n=20, d=2, k=3, n_steps=2, dropout=1.0)
