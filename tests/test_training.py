@@ -16,7 +16,6 @@ from kmt_ref.training import (
     Adam,
     CheckpointError,
     Plateau,
-    TrainConfig,
     TrainingDiverged,
     batch_loss,
     batch_objective,
