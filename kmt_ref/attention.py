@@ -179,6 +179,8 @@ def _self_attention_limit(KZ, VZ, normalizer, want_weights):
     """
     first, inverse = _duplicate_groups(KZ)
     n = KZ.shape[-1]
+    if onp.array_equal(first, onp.arange(n)):  # all keys distinct: identity attention
+        return VZ, (onp.eye(n) if want_weights else None)
     if normalizer == "hardmax":
         out = VZ[:, first]  # (d_v, n)
         W = None
@@ -187,10 +189,6 @@ def _self_attention_limit(KZ, VZ, normalizer, want_weights):
             W[first, onp.arange(n)] = 1.0
         return out, W
     # averaging hardmax: mean of V z over the group
-    if onp.array_equal(first, onp.arange(n)):  # all keys distinct: identity attention
-        out = VZ
-        W = onp.eye(n) if want_weights else None
-        return out, W
     counts = onp.bincount(inverse, minlength=n)  # group sizes, indexed by group id
     sums = onp.stack([onp.bincount(inverse, weights=row, minlength=n) for row in VZ])  # (d_v, n)
     out = (sums[:, inverse] / counts[inverse])
