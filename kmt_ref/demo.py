@@ -249,7 +249,7 @@ def run_demo(seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figu
     p("(float64 exp underflow; gap = squared distance to that center minus to the nearest).")
     p("At gamma=inf (hardmax) every column is one-hot.")
     for g, c in result.float32_one_hot.items():
-        p(f"In float32 (the authors' PyTorch dtype; underflow at gamma*gap > 104) block 1's weights at the")
+        p("In float32 (the authors' PyTorch dtype; underflow at gamma*gap > 104) block 1's weights at the")
         p(f"last layer would be exactly one-hot for {c}/{n} points at gamma={_gamma_name(g)}")
         p("(the paper reports 9,921/10,000 on its own random draw).")
     p("The paper's own draw is not published: its Lloyd curve reads 6.44, 5.78, 5.47, 4.96, 4.69, 4.61,")

@@ -10,7 +10,7 @@ import numpy as np
 from .trace import ClusteringTrace, assign, kmeans_objective
 from .validation import as_centers, as_points, check_choice, check_count
 
-__all__ = ["lloyd", "lloyd_step", "cluster_means", "EMPTY_POLICIES"]
+__all__ = ["lloyd", "lloyd_step", "cluster_means", "start_trace", "finish_trace", "EMPTY_POLICIES"]
 
 #: what Lloyd's algorithm does with a cluster that lost all its points
 EMPTY_POLICIES = ("keep",)
@@ -82,6 +82,23 @@ def lloyd(X, C0, n_iter, empty="keep"):
     Squared distances are ``||x||^2 + ||c||^2 - 2 c.x`` (one matrix product),
     so memory is O(n (d + k)). Integer and float32 input is computed in float64.
     """
+    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
+    for t in range(n_iter):
+        C, labels[t] = lloyd_step(X, C)
+        centers[t + 1] = C
+    return finish_trace(X, centers, labels, {"empty": empty})
+
+
+def start_trace(X, C0, n_iter, empty):
+    """Validate the common arguments of an iterative reference and allocate its trace.
+
+    Returns
+    -------
+    X : ndarray, shape (d, n) (float64); C : ndarray, shape (d, k) (float64)
+    n_iter : int
+    centers : ndarray, shape (n_iter+1, d, k), with ``centers[0] = C``
+    labels : ndarray of int, shape (n_iter, n), to be filled
+    """
     X = as_points(X)
     C = as_centers(C0, X)
     n_iter = check_count(n_iter, "n_iter")
@@ -89,12 +106,12 @@ def lloyd(X, C0, n_iter, empty="keep"):
     d, n = X.shape
     k = C.shape[1]
     centers = np.empty((n_iter + 1, d, k))
-    labels = np.empty((n_iter, n), dtype=np.intp)
-    objective = np.empty(n_iter + 1)
     centers[0] = C
-    for t in range(n_iter):
-        C, labels[t] = lloyd_step(X, C)
-        centers[t + 1] = C
-    for t in range(n_iter + 1):
-        objective[t] = kmeans_objective(X, centers[t])
-    return ClusteringTrace(centers=centers, labels=labels, objective=objective, info={"empty": empty})
+    labels = np.empty((n_iter, n), dtype=np.intp)
+    return X, C, n_iter, centers, labels
+
+
+def finish_trace(X, centers, labels, info):
+    """A :class:`ClusteringTrace` with the k-means objective of every ``centers[t]``."""
+    objective = np.array([kmeans_objective(X, C) for C in centers])
+    return ClusteringTrace(centers=centers, labels=labels, objective=objective, info=info)

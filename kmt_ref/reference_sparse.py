@@ -27,9 +27,9 @@ import numbers
 import numpy as np
 
 from .normalizers import gumbel_noise
-from .reference import EMPTY_POLICIES, cluster_means
-from .trace import ClusteringTrace, assign, kmeans_objective
-from .validation import as_centers, as_points, check_choice, check_count, check_gamma
+from .reference import cluster_means, finish_trace, start_trace
+from .trace import assign
+from .validation import check_gamma
 
 __all__ = [
     "trimmed_kmeans_attention",
@@ -51,22 +51,6 @@ def check_rng(rng, name="rng"):
     return rng
 
 
-def _trace(X, centers, labels, info):
-    objective = np.array([kmeans_objective(X, C) for C in centers])
-    return ClusteringTrace(centers=centers, labels=labels, objective=objective, info=info)
-
-
-def _start(X, C0, n_iter, empty):
-    X = as_points(X)
-    C = as_centers(C0, X)
-    n_iter = check_count(n_iter, "n_iter")
-    check_choice(empty, "empty", EMPTY_POLICIES)
-    d, n = X.shape
-    k = C.shape[1]
-    centers = np.empty((n_iter + 1, d, k))
-    centers[0] = C
-    labels = np.empty((n_iter, n), dtype=np.intp)
-    return X, C, n_iter, centers, labels
 
 
 def _sq_dist(X, c):
@@ -147,7 +131,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     are kept or dropped together; a singleton cluster moves onto its point.
     Distances are computed directly as ``||x_i - c_j||^2``.
     """
-    X, C, n_iter, centers, labels = _start(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
     gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
     kept = np.zeros(labels.shape, dtype=bool)
 
@@ -160,7 +144,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
         return cluster_means(X[:, chosen], np.zeros(chosen.size, dtype=np.intp), c[:, None])[0][:, 0]
 
     _assign_then_update(X, C, centers, labels, update)
-    return _trace(X, centers, labels, {"gamma2": gamma2, "empty": empty, "kept": kept})
+    return finish_trace(X, centers, labels, {"gamma2": gamma2, "empty": empty, "kept": kept})
 
 
 # --------------------------------------------------------------------------
@@ -216,7 +200,7 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     Ties in ``D`` at the cut are broken by the lowest point index (a stable
     sort). The trimmed objective never increases.
     """
-    X, C, n_iter, centers, labels = _start(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
     h = trimmed_size(X.shape[1], alpha)
 
     def nearest(C):
@@ -236,7 +220,7 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
         centers[t + 1] = C
         trimmed_obj.append(trimmed_objective(C))
     info = {"alpha": float(alpha), "h": h, "empty": empty, "trimmed_objective": np.array(trimmed_obj)}
-    return _trace(X, centers, labels, info)
+    return finish_trace(X, centers, labels, info)
 
 
 # --------------------------------------------------------------------------
@@ -285,7 +269,7 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     was not among the files of ``rithram/kmeans-trf`` we could read; this
     follows SPEC §5's statement of it.
     """
-    X, C, n_iter, centers, labels = _start(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     d = X.shape[0]
 
@@ -294,7 +278,7 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
         return X[:, members] @ p / np.sum(p)
 
     _assign_then_update(X, C, centers, labels, update)
-    return _trace(X, centers, labels, {"gamma": gamma, "empty": empty})
+    return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty})
 
 
 # --------------------------------------------------------------------------
@@ -339,7 +323,7 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
     the keys ``[x_1 .. x_n, c_1 .. c_k]``: shape (n + k, k), C order; only the
     rows of the members are used.
     """
-    X, C, n_iter, centers, labels = _start(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     rng = check_rng(rng)
     n = X.shape[1]
@@ -357,4 +341,4 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
         return X[:, medoids[t, j]]
 
     _assign_then_update(X, C, centers, labels, update, per_step=draw)
-    return _trace(X, centers, labels, {"gamma": gamma, "empty": empty, "medoids": medoids})
+    return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty, "medoids": medoids})

@@ -72,7 +72,7 @@ import numpy as np
 from .attention import Block, Sublayer
 from .constructions import Embedding, lloyd_layer, lloyd_weights, projector, run_layers
 from .normalizers import GUMBEL_RANGE
-from .reference_sparse import check_rng, randomized_kmedoids, robust_kmeans, trimmed_kmeans_attention
+from .reference_sparse import check_rng
 from .validation import as_centers, as_points, check_count, check_gamma
 
 __all__ = [
