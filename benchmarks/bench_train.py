@@ -2,8 +2,8 @@
 
 Usage::
 
-    MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000 OMP_NUM_THREADS=1 \\
-        python benchmarks/bench_train.py [--reps 10] [--embedding onehot|none] [--dtype float32]
+    OMP_NUM_THREADS=1 python benchmarks/bench_train.py [--reps 10] [--embedding onehot|none]
+                                                       [--dtype float32] [--no-tune-malloc]
 
 Prints the mean wall time of one optimisation step (batch 32, n = 512, d = 32,
 k = 10: sample the tasks, forward + backward through the layer with autograd,
@@ -12,8 +12,9 @@ time of 10,000 steps, and a breakdown: task sampling, the forward pass of each
 attention block (block 2, the n x n self-attention over the points, dominates),
 the backward pass and the Adam update.
 
-Run it once with and once without the ``MALLOC_*`` variables to see the effect
-of glibc returning every large temporary to the OS (page faults on each new
+It applies :func:`kmt_ref.training.tune_malloc` first, as ``python -m kmt_ref
+train`` does; run it once more with ``--no-tune-malloc`` to see the effect of
+glibc returning every large temporary to the OS (page faults on each new
 (32, 512, 512) array).
 """
 from __future__ import annotations
@@ -28,7 +29,7 @@ from autograd import value_and_grad
 from kmt_ref.attention import attention
 from kmt_ref.tasks import sample_tasks
 from kmt_ref.training import (
-    Adam, CONFIGS, batch_loss, embed_batch, init_params, lloyd_batch, model_layer, validation_score,
+    Adam, CONFIGS, tune_malloc, batch_loss, embed_batch, init_params, lloyd_batch, model_layer, validation_score,
 )
 
 
@@ -45,7 +46,10 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--embedding", choices=["onehot", "none"], default="onehot")
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    ap.add_argument("--no-tune-malloc", action="store_true",
+                    help="leave glibc's malloc as it is (to measure what kmt_ref.training.tune_malloc saves)")
     args = ap.parse_args(argv)
+    tuned = False if args.no_tune_malloc else tune_malloc()
     cfg = CONFIGS["paper"]
     cfg = type(cfg)(**{**cfg.__dict__, "embedding": args.embedding, "dtype": args.dtype})
     rng = np.random.default_rng(0)
@@ -57,7 +61,7 @@ def main(argv=None):
     env = {v: os.environ.get(v) for v in ("MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS",
                                           "OPENBLAS_NUM_THREADS")}
     print(f"# paper setting: batch {cfg.batch}, n {cfg.n}, d {cfg.d}, k {cfg.k}, d_emb {cfg.d_emb}, "
-          f"embedding {cfg.embedding}, {cfg.dtype}, dropout {cfg.dropout}; environment {env}")
+          f"embedding {cfg.embedding}, {cfg.dtype}, dropout {cfg.dropout}; malloc tuned {tuned}; environment {env}")
 
     state = {"params": params}
 

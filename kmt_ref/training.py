@@ -49,8 +49,10 @@ Training runs in float32 (as the authors' PyTorch code does; the gradient is
 checked in float64 by the tests, with the same code). Speed note: on Linux with
 glibc, large temporary arrays are returned to the OS after every operation;
 setting ``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000`` in the
-environment keeps them in the heap and makes a training step about 1.8x faster
-(0.39 -> 0.22 s at the paper setting on one core, ``benchmarks/bench_train.py``).
+environment keeps them in the heap and makes a training step about 1.6-1.8x
+faster (0.35-0.39 -> 0.22 s at the paper setting on one core,
+``benchmarks/bench_train.py``). :func:`tune_malloc` does the same from inside
+the process; ``python -m kmt_ref train`` calls it.
 """
 from __future__ import annotations
 
@@ -73,6 +75,7 @@ from .trace import kmeans_objective
 from .validation import check_choice, check_count
 
 __all__ = [
+    "tune_malloc",
     "TrainConfig",
     "CONFIGS",
     "EMBEDDINGS",
@@ -1055,3 +1058,32 @@ def fig6_learned_weights(path):
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def tune_malloc():
+    """Keep large temporaries in the heap (glibc only); return True if applied.
+
+    Notes
+    -----
+    A training step allocates and frees many (B, n, n) arrays. By default glibc
+    serves each from a fresh ``mmap`` and returns it to the OS when freed, and
+    the page faults cost about 40% of a step. ``mallopt(M_MMAP_MAX, 0)`` and a
+    large ``M_TRIM_THRESHOLD`` (what the environment variables
+    ``MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=...`` do at start-up) keep the
+    memory in the process instead. Results are unchanged; only speed differs.
+    Does nothing (returns False) where the C library is not glibc.
+    """
+    import ctypes
+    import ctypes.util
+    import sys
+
+    name = ctypes.util.find_library("c")
+    if not name or not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4  # glibc's malloc.h
+    return bool(mallopt(M_MMAP_MAX, 0)) and bool(mallopt(M_TRIM_THRESHOLD, 2**31 - 1))
