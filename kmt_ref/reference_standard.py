@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace import ClusteringTrace, assign, kmeans_objective
-from .validation import as_centers, as_points, check_count, check_gamma
+from .reference import finish_trace, start_trace
+from .trace import assign
+from .validation import check_gamma
 
 __all__ = ["soft_kmeans", "spherical_kmeans", "unit_columns", "check_beta"]
 
@@ -107,15 +108,8 @@ def soft_kmeans(X, C0, n_iter, beta):
       breaks the tie by the lowest index (``np.argmax``).
     - ``beta <= 0``, NaN or inf: ``ValueError``.
     """
-    X = as_points(X)
-    C = as_centers(C0, X)
-    n_iter = check_count(n_iter, "n_iter")
+    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, "keep")
     beta = check_beta(beta)
-    d, n = X.shape
-    k = C.shape[1]
-    centers = np.empty((n_iter + 1, d, k))
-    labels = np.empty((n_iter, n), dtype=np.intp)
-    centers[0] = C
     R = None
     for t in range(n_iter):
         _, D = assign(X, C)  # (k, n) squared distances
@@ -127,9 +121,9 @@ def soft_kmeans(X, C0, n_iter, beta):
         alive = mass > 0
         C[:, alive] = (X @ R[alive].T) / mass[alive]  # (d, k_alive)
         centers[t + 1] = C
-    objective = np.array([kmeans_objective(X, centers[t]) for t in range(n_iter + 1)])
-    return ClusteringTrace(centers=centers, labels=labels, objective=objective, assignments=R,
-                           info={"beta": beta})
+    trace = finish_trace(X, centers, labels, {"beta": beta})
+    trace.assignments = R
+    return trace
 
 
 def spherical_kmeans(X, C0, n_iter):
@@ -176,14 +170,10 @@ def spherical_kmeans(X, C0, n_iter):
       result is not reproducible across summation orders.
     - *Zero-norm point or initial center*: ``ValueError`` (no direction).
     """
-    X = unit_columns(as_points(X), "X")
-    C = unit_columns(as_centers(C0, X), "C0")
-    n_iter = check_count(n_iter, "n_iter")
-    d, n = X.shape
-    k = C.shape[1]
-    centers = np.empty((n_iter + 1, d, k))
-    labels = np.empty((n_iter, n), dtype=np.intp)
+    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, "keep")
+    X, C = unit_columns(X, "X"), unit_columns(C, "C0")
     centers[0] = C
+    k = C.shape[1]
     for t in range(n_iter):
         cos = C.T @ X  # (k, n) cosine similarities
         lab = np.argmax(cos, axis=0)  # lowest index among maxima
@@ -197,5 +187,4 @@ def spherical_kmeans(X, C0, n_iter):
             norm = np.sqrt(np.sum(m * m))
             C[:, j] = m / norm if norm > 0 else 0.0
         centers[t + 1] = C
-    objective = np.array([kmeans_objective(X, centers[t]) for t in range(n_iter + 1)])
-    return ClusteringTrace(centers=centers, labels=labels, objective=objective, info={"X_unit": X})
+    return finish_trace(X, centers, labels, {"X_unit": X})
