@@ -40,9 +40,12 @@ class KMeansTransformer:
     ----------
     cluster_centers_ : ndarray, shape (n_clusters, n_features)
     labels_ : ndarray of int, shape (n_samples,)
-        Assignments made by the last layer (to the centers entering it).
+        The training data assigned to the final ``cluster_centers_`` (ties to
+        the lowest index), so ``labels_ == predict(X)``. (The assignment made
+        inside the last layer, to the centers entering it, is
+        ``trace_.labels[-1]``.)
     inertia_ : float
-        ``sum_i min_j ||x_i - c_j||^2`` for the final centers.
+        ``sum_i ||x_i - c_{labels_i}||^2`` for ``labels_`` and the final centers.
     trace_ : ClusteringTrace
         The full layer-by-layer trace (tokens as columns).
 
@@ -94,9 +97,12 @@ class KMeansTransformer:
         Xc = rows_to_columns(X)  # (d, n): the one transpose
         C0 = self._initial_centers(Xc)
         self.trace_ = kmeans_transformer(Xc, C0, self.n_layers, self.gamma, attention=self.attention)
-        self.cluster_centers_ = self.trace_.centers[-1].T.copy()  # (k, d)
-        self.labels_ = self.trace_.labels[-1].copy()
-        self.inertia_ = float(self.trace_.objective[-1])
+        C = self.trace_.centers[-1]  # (d, k): the centers after the last layer
+        labels, _ = assign(Xc, C)  # (n,): the training data assigned to *those* centers
+        diff = Xc - C[:, labels]  # (d, n)
+        self.cluster_centers_ = C.T.copy()  # (k, d)
+        self.labels_ = labels
+        self.inertia_ = float(np.sum(diff * diff))
         return self
 
     def predict(self, X):

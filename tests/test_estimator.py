@@ -19,11 +19,26 @@ def test_rows_give_the_same_answer_as_lloyd_on_columns(attention):
     X_rows = rng.normal(size=(60, 3))  # (n, d)
     km = KMeansTransformer(n_clusters=4, n_layers=5, attention=attention).fit(X_rows)
     ref = lloyd(X_rows.T, X_rows[:4].T, 5)
-    np.testing.assert_array_equal(km.labels_, ref.labels[-1])
+    np.testing.assert_array_equal(km.trace_.labels[-1], ref.labels[-1])  # the last layer's own assignment
     np.testing.assert_allclose(km.cluster_centers_, ref.centers[-1].T, atol=1e-12)
     assert km.inertia_ == pytest.approx(ref.objective[-1], rel=1e-12)
     assert km.cluster_centers_.shape == (4, 3)
     np.testing.assert_array_equal(km.predict(km.cluster_centers_), np.arange(4))
+
+
+def test_labels_and_inertia_belong_to_the_final_centers():
+    # 2 layers from the first 4 points do not converge on this data, so the last
+    # layer's assignment (to the centers entering it) differs from the final one.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))  # (n, d)
+    km = KMeansTransformer(n_clusters=4, n_layers=2).fit(X)
+    assert np.any(km.trace_.labels[-1] != km.labels_)  # the case that used to be wrong
+    np.testing.assert_array_equal(km.labels_, km.predict(X))
+    np.testing.assert_array_equal(KMeansTransformer(n_clusters=4, n_layers=2).fit_predict(X), km.labels_)
+    sq = ((X[:, None, :] - km.cluster_centers_[None, :, :]) ** 2).sum(-1)  # (n, k), directly
+    np.testing.assert_array_equal(km.labels_, sq.argmin(1))
+    assert km.inertia_ == pytest.approx(sq.min(1).sum(), rel=1e-12)
+    assert km.inertia_ == pytest.approx(km.trace_.objective[-1], rel=1e-12)
 
 
 def test_random_init_is_seeded_and_array_init_is_rows():
