@@ -1,11 +1,39 @@
-"""A scikit-learn-style estimator around the k-means transformer.
+"""A scikit-learn-compatible estimator around the k-means transformer.
 
 This is one of the few places where data arrives as rows ``(n_samples,
 n_features)`` (the NumPy / scikit-learn habit): it transposes once, with
 :func:`kmt_ref.validation.rows_to_columns`, and everything inside works with
 tokens as columns (SPEC §1).
+
+scikit-learn is not a dependency of kmt_ref, and this module never imports it
+when it loads (``import sklearn`` costs about a second, several times the
+import of kmt_ref itself). :class:`KMeansTransformer` follows scikit-learn's
+estimator conventions by itself, so the class is the same with or without
+scikit-learn installed:
+
+- ``__init__`` stores its arguments unchanged; :meth:`fit` validates them;
+- :meth:`~KMeansTransformer.get_params` / :meth:`~KMeansTransformer.set_params`
+  are kmt_ref's own (what :func:`sklearn.base.clone`, pipelines and grid search
+  call);
+- ``__sklearn_tags__`` (scikit-learn >= 1.6) describes it as a clusterer and a
+  transformer, as ``ClusterMixin`` and ``TransformerMixin`` would; it imports
+  scikit-learn, which is only ever the caller;
+- methods called before :meth:`fit` raise scikit-learn's ``NotFittedError``
+  if scikit-learn can be imported, else this module's :class:`NotFittedError`;
+  both subclass ``ValueError`` and ``AttributeError``, so ``except ValueError``
+  works either way.
+
+What it does not provide: ``set_output``, metadata routing and the HTML
+repr of ``BaseEstimator``. The conformance standard is scikit-learn's own
+suite, ``sklearn.utils.estimator_checks.check_estimator``; the tests run every
+check both on this class and on a subclass that mixes in scikit-learn's
+``ClusterMixin`` and ``BaseEstimator`` (tests/test_estimator.py).
 """
 from __future__ import annotations
+
+import inspect
+import numbers
+import sys
 
 import numpy as np
 
@@ -13,18 +41,94 @@ from .constructions import kmeans_transformer
 from .trace import assign
 from .validation import check_choice, check_count, check_gamma, rows_to_columns
 
-__all__ = ["KMeansTransformer"]
+__all__ = ["KMeansTransformer", "NotFittedError"]
+
+
+class NotFittedError(ValueError, AttributeError):
+    """A method that needs a fitted estimator was called before ``fit``.
+
+    Raised only when scikit-learn is not installed; otherwise
+    ``sklearn.exceptions.NotFittedError`` is raised, which has the same two
+    bases (``ValueError`` for the error, ``AttributeError`` for ``hasattr``).
+    """
+
+
+def _not_fitted_error(estimator):
+    message = (
+        f"This {type(estimator).__name__} instance is not fitted yet. "
+        "Call 'fit' with appropriate arguments before using this estimator."
+    )
+    try:
+        from sklearn.exceptions import NotFittedError as error_class  # noqa: PLC0415 (optional)
+    except ImportError:
+        error_class = NotFittedError
+    return error_class(message)
+
+
+def _check_random_state(random_state):
+    """None, an int >= 0, a ``numpy.random.Generator`` or a ``numpy.random.RandomState``."""
+    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.RandomState)):
+        return random_state
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            f"random_state must be None, an int, a numpy.random.Generator or a numpy.random.RandomState, "
+            f"got {random_state!r} ({type(random_state).__name__})"
+        )
+    if not 0 <= random_state < 2**32:
+        raise ValueError(f"random_state={random_state} should be in [0, 2**32)")
+    return int(random_state)
+
+
+def _rows(X, who, name="X"):
+    """Validate data given as rows (n_samples, n_features); return it as columns (d, n), float64.
+
+    The checks scikit-learn's suite expects that :func:`rows_to_columns`
+    does not make (yet): sparse input, complex and object dtypes, and empty
+    arrays, with scikit-learn's wording, and a hint to reshape 1-D data. Then
+    :func:`rows_to_columns` checks the dtype, NaN and inf, and transposes.
+    """
+    # a scipy.sparse matrix or array can exist only if scipy.sparse was imported
+    sparse = sys.modules.get("scipy.sparse")
+    if sparse is not None and sparse.issparse(X):
+        raise TypeError(
+            f"{name} is a sparse matrix ({type(X).__name__}); {who} supports dense data only: "
+            f"pass {name}.toarray()"
+        )
+    if isinstance(X, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric array, got {type(X).__name__} {X!r:.60}")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged nested lists, ...
+        raise TypeError(f"{name} must be a numeric array; np.asarray failed: {exc}") from None
+    if np.iscomplexobj(arr):
+        raise ValueError(f"Complex data not supported: {name} has dtype={arr.dtype}; {who} needs real data")
+    if arr.dtype == object:  # numbers held as Python objects are converted, as scikit-learn does
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # e.g. "float() argument must be a string or a real number"
+            raise type(exc)(f"{name} has dtype=object and could not be converted to float64: {exc}") from None
+    if arr.ndim != 2:
+        hint = (f". Reshape your data: {name}.reshape(-1, 1) if it has one feature, "
+                f"{name}.reshape(1, -1) if it is one sample") if arr.ndim == 1 else ""
+        raise ValueError(f"{name} must be 2-D with one row per point, got shape={arr.shape}{hint}")
+    if 0 in arr.shape:
+        axis, what = (0, "sample(s)") if arr.shape[0] == 0 else (1, "feature(s)")
+        raise ValueError(
+            f"Found array with {arr.shape[axis]} {what} (shape={arr.shape}) while a minimum of 1 "
+            f"is required by {who}."
+        )
+    return rows_to_columns(arr, name=name)  # (d, n)
 
 
 class KMeansTransformer:
-    """k-means by the hand-set transformer of Theorem 2.1 (or 2.2), with a ``fit``/``predict`` API.
+    """k-means by the hand-set transformer of Theorem 2.1 (or 2.2), as a scikit-learn estimator.
 
     Parameters
     ----------
     n_clusters : int
         k >= 1.
     n_layers : int
-        Number of layers T (= Lloyd iterations at ``gamma = inf``).
+        Number of layers T >= 1 (= Lloyd iterations at ``gamma = inf``).
     gamma : float
         Inverse temperature of the assignment block; ``inf`` is exact Lloyd.
     attention : {"euclidean", "dot"}
@@ -33,12 +137,15 @@ class KMeansTransformer:
         ``"first"``: the first k points (the paper's protocol on shuffled data);
         ``"random"``: k distinct points drawn with ``random_state``; an array:
         the initial centers as rows.
-    random_state : int or numpy.random.Generator or None
-        Used by ``init="random"`` only.
+    random_state : None, int, numpy.random.Generator or numpy.random.RandomState
+        Used by ``init="random"`` only (and validated always). An int gives the
+        same centers on every fit; a Generator or RandomState instance is
+        advanced by each fit (scikit-learn's convention).
 
     Attributes
     ----------
     cluster_centers_ : ndarray, shape (n_clusters, n_features)
+        The centers after the last layer.
     labels_ : ndarray of int, shape (n_samples,)
         The training data assigned to the final ``cluster_centers_`` (ties to
         the lowest index), so ``labels_ == predict(X)``. (The assignment made
@@ -46,8 +153,26 @@ class KMeansTransformer:
         ``trace_.labels[-1]``.)
     inertia_ : float
         ``sum_i ||x_i - c_{labels_i}||^2`` for ``labels_`` and the final centers.
+    n_iter_ : int
+        Layers applied, always ``n_layers`` (a transformer has no early stop).
+    n_features_in_ : int
+        d, the number of features seen by :meth:`fit`.
     trace_ : ClusteringTrace
         The full layer-by-layer trace (tokens as columns).
+
+    Notes
+    -----
+    Layer t assigns each point to its nearest center and moves every center
+    to the mean of its points (paper §2, eqs. (1)-(2); Theorem 2.1). After
+    the T layers::
+
+        labels_i = argmin_j ||x_i - c_j^{(T)}||^2        (ties: lowest j)
+        inertia  = sum_i ||x_i - c_{labels_i}^{(T)}||^2
+        transform(X)[i, j] = ||x_i - c_j^{(T)}||         (not squared, as KMeans)
+        score(X) = -sum_i min_j ||x_i - c_j^{(T)}||^2
+
+    The estimator is deterministic for ``init="first"``, an array ``init``,
+    or ``init="random"`` with an int ``random_state``.
 
     Examples
     --------
@@ -60,7 +185,13 @@ class KMeansTransformer:
     >>> km.cluster_centers_
     array([[0. , 0.5],
            [9. , 8.5]])
+    >>> km.inertia_
+    1.0
+    >>> km
+    KMeansTransformer(n_clusters=2, n_layers=3)
     """
+
+    _estimator_type = "clusterer"  # what scikit-learn < 1.6 reads instead of tags
 
     def __init__(self, n_clusters, n_layers=10, gamma=np.inf, attention="euclidean", init="first",
                  random_state=None):
@@ -71,6 +202,54 @@ class KMeansTransformer:
         self.init = init
         self.random_state = random_state
 
+    # ------------------------------------------------------------------
+    # parameters (scikit-learn's protocol, without scikit-learn)
+    # ------------------------------------------------------------------
+    @classmethod
+    def _param_defaults(cls):
+        """{name: default} of ``__init__``'s parameters (``inspect.Parameter.empty`` if none)."""
+        params = inspect.signature(cls.__init__).parameters.values()
+        return {p.name: p.default for p in params if p.name != "self" and p.kind == p.POSITIONAL_OR_KEYWORD}
+
+    def get_params(self, deep=True):
+        """The constructor's parameters as a dict (``deep`` is accepted; no parameter is an estimator)."""
+        return {name: getattr(self, name) for name in sorted(self._param_defaults())}
+
+    def set_params(self, **params):
+        """Set constructor parameters by name (validated by the next :meth:`fit`); returns self."""
+        valid = sorted(self._param_defaults())
+        for name in params:
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
+                    f"Valid parameters are: {valid!r}."
+                )
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        def is_default(value, default):
+            return value is default or (
+                type(value) is type(default) and isinstance(value, (str, int, float)) and value == default
+            )
+
+        defaults = self._param_defaults()
+        shown = [f"{name}={getattr(self, name)!r}" for name in defaults
+                 if not is_default(getattr(self, name), defaults[name])]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    def __sklearn_tags__(self):
+        """Tags for scikit-learn >= 1.6: a clusterer and a transformer (only scikit-learn calls this)."""
+        from sklearn.utils import Tags, TargetTags, TransformerTags  # noqa: PLC0415 (the caller's library)
+
+        # as ClusterMixin + TransformerMixin + BaseEstimator; transform returns float64 for any input
+        return Tags(estimator_type="clusterer", target_tags=TargetTags(required=False),
+                    transformer_tags=TransformerTags(preserves_dtype=[]))
+
+    # ------------------------------------------------------------------
+    # fitting
+    # ------------------------------------------------------------------
     def _initial_centers(self, X):  # X: (d, n)
         d, n = X.shape
         k = self.n_clusters
@@ -80,7 +259,10 @@ class KMeansTransformer:
             check_choice(self.init, "init", ("first", "random"))
             if self.init == "first":
                 return X[:, :k]
-            rng = np.random.default_rng(self.random_state)
+            if isinstance(self.random_state, np.random.RandomState):
+                rng = self.random_state
+            else:
+                rng = np.random.default_rng(self.random_state)
             return X[:, np.sort(rng.choice(n, k, replace=False))]
         C0 = rows_to_columns(self.init, name="init")  # (d, k)
         if C0.shape != (d, k):
@@ -89,13 +271,18 @@ class KMeansTransformer:
             )
         return C0
 
-    def fit(self, X):
-        """Cluster ``X`` of shape (n_samples, n_features); returns self."""
+    def fit(self, X, y=None):
+        """Cluster ``X`` of shape (n_samples, n_features); returns self.
+
+        ``y`` is ignored (accepted for pipelines, as in scikit-learn).
+        """
         check_count(self.n_clusters, "n_clusters", minimum=1)
         check_count(self.n_layers, "n_layers", minimum=1)
         check_gamma(self.gamma, "gamma")
-        Xc = rows_to_columns(X)  # (d, n): the one transpose
-        C0 = self._initial_centers(Xc)
+        check_choice(self.attention, "attention", ("euclidean", "dot"))
+        _check_random_state(self.random_state)
+        Xc = _rows(X, type(self).__name__)  # (d, n): the one transpose
+        C0 = self._initial_centers(Xc)  # (d, k)
         self.trace_ = kmeans_transformer(Xc, C0, self.n_layers, self.gamma, attention=self.attention)
         C = self.trace_.centers[-1]  # (d, k): the centers after the last layer
         labels, _ = assign(Xc, C)  # (n,): the training data assigned to *those* centers
@@ -103,19 +290,52 @@ class KMeansTransformer:
         self.cluster_centers_ = C.T.copy()  # (k, d)
         self.labels_ = labels
         self.inertia_ = float(np.sum(diff * diff))
+        self.n_iter_ = int(self.n_layers)
+        self.n_features_in_ = Xc.shape[0]
         return self
 
-    def predict(self, X):
-        """Nearest fitted center of each row of ``X`` (ties to the lowest index)."""
+    def fit_predict(self, X, y=None):
+        """``fit(X).labels_``: the training data assigned to the final centers."""
+        return self.fit(X).labels_
+
+    def fit_transform(self, X, y=None):
+        """``fit(X).transform(X)``."""
+        return self.fit(X).transform(X)
+
+    # ------------------------------------------------------------------
+    # using the fitted centers
+    # ------------------------------------------------------------------
+    def _fitted_columns(self, X):
+        """Check that fit ran and X has its number of features; return X as columns (d, n)."""
         if not hasattr(self, "cluster_centers_"):
-            raise ValueError("this KMeansTransformer is not fitted yet: call fit(X) first")
-        Xc = rows_to_columns(X)
-        if Xc.shape[0] != self.cluster_centers_.shape[1]:
+            raise _not_fitted_error(self)
+        Xc = _rows(X, type(self).__name__)  # (d, n)
+        if Xc.shape[0] != self.n_features_in_:
             raise ValueError(
-                f"X has {Xc.shape[0]} features, the fitted centers have {self.cluster_centers_.shape[1]}"
+                f"X has {Xc.shape[0]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
             )
+        return Xc
+
+    def predict(self, X):
+        """Nearest fitted center of each row of ``X`` (ties to the lowest index); shape (n_samples,)."""
+        Xc = self._fitted_columns(X)
         return assign(Xc, self.cluster_centers_.T)[0]
 
-    def fit_predict(self, X):
-        """``fit(X)`` then the labels of the last layer."""
-        return self.fit(X).labels_
+    def transform(self, X):
+        """Euclidean distances ``||x_i - c_j||`` to the centers; shape (n_samples, n_clusters).
+
+        Not squared, as scikit-learn's ``KMeans.transform``. Computed one center
+        at a time from the differences (no cancellation), so a point that is
+        a center is at distance exactly 0.
+        """
+        Xc = self._fitted_columns(X)  # (d, n)
+        C = self.cluster_centers_  # (k, d)
+        return np.stack([np.linalg.norm(Xc - c[:, None], axis=0) for c in C], axis=1)  # (n, k)
+
+    def score(self, X, y=None):
+        """Minus the k-means objective of ``X`` for the fitted centers (larger is better, as KMeans)."""
+        Xc = self._fitted_columns(X)  # (d, n)
+        C = self.cluster_centers_.T  # (d, k)
+        diff = Xc - C[:, assign(Xc, C)[0]]  # (d, n)
+        return -float(np.sum(diff * diff))

@@ -1,5 +1,12 @@
-"""The scikit-learn-style estimator: rows in, the same answer as the column API."""
+"""The scikit-learn-compatible estimator: rows in, the same answer as the column API.
+
+Hand-computed four-point toys pin labels_, inertia_, transform and score;
+scikit-learn's own conformance suite (check_estimator) runs check by check
+when scikit-learn is installed and is skipped otherwise.
+"""
 import doctest
+import math
+import sys
 
 import numpy as np
 import pytest
@@ -71,5 +78,202 @@ def test_predict_needs_fit_and_matching_features():
     with pytest.raises(ValueError, match="not fitted"):
         KMeansTransformer(2).predict(np.zeros((3, 2)))
     km = KMeansTransformer(2, 2).fit(np.arange(8.0).reshape(4, 2))
-    with pytest.raises(ValueError, match="X has 3 features, the fitted centers have 2"):
-        km.predict(np.zeros((2, 3)))
+    for method in (km.predict, km.transform, km.score):
+        with pytest.raises(ValueError, match="X has 3 features, but KMeansTransformer is expecting 2 features"):
+            method(np.zeros((2, 3)))
+
+
+# ---------------------------------------------------------------------------
+# Hand-computed toys (scikit-learn's four-point habit)
+# ---------------------------------------------------------------------------
+# Four corners of a 6 x 2 rectangle:  (0,2) (6,2)
+#                                     (0,0) (6,0)
+CORNERS = np.array([[0.0, 0.0], [0.0, 2.0], [6.0, 0.0], [6.0, 2.0]])  # (n, d) = (4, 2)
+
+
+def test_toy_first_init_finds_the_horizontal_split():
+    # init="first": c0 = (0,0), c1 = (0,2). Layer 1: (6,0) is 36 from c0 and 40
+    # from c1, (6,2) the reverse, so the labels are [0, 1, 0, 1] and the centers
+    # move to (3,0), (3,2); layer 2 changes nothing. Every point is 3 from its
+    # center and sqrt(3^2 + 2^2) = sqrt(13) from the other: inertia 4 * 9 = 36
+    # (a local optimum: the vertical split below has inertia 4).
+    km = KMeansTransformer(n_clusters=2, n_layers=2).fit(CORNERS)
+    np.testing.assert_array_equal(km.labels_, [0, 1, 0, 1])
+    np.testing.assert_array_equal(km.cluster_centers_, [[3.0, 0.0], [3.0, 2.0]])
+    assert km.inertia_ == 36.0
+    assert km.score(CORNERS) == -36.0
+    r = math.sqrt(13.0)
+    np.testing.assert_allclose(km.transform(CORNERS), [[3, r], [r, 3], [3, r], [r, 3]], rtol=1e-15)
+    np.testing.assert_array_equal(km.fit_transform(CORNERS), km.transform(CORNERS))
+    # a tie (y = 1 is equidistant) goes to the lowest index
+    np.testing.assert_array_equal(km.predict([[3.0, 0.9], [3.0, 1.0], [3.0, 1.1]]), [0, 0, 1])
+
+
+def test_toy_array_init_finds_the_vertical_split():
+    # init centers (0,1) and (6,1) are already the means of the left and right
+    # pairs: every point is 1 from its center and sqrt(6^2 + 1) from the other.
+    km = KMeansTransformer(n_clusters=2, n_layers=3, init=[[0.0, 1.0], [6.0, 1.0]]).fit(CORNERS)
+    np.testing.assert_array_equal(km.labels_, [0, 0, 1, 1])
+    np.testing.assert_array_equal(km.cluster_centers_, [[0.0, 1.0], [6.0, 1.0]])
+    assert km.inertia_ == 4.0
+    r = math.sqrt(37.0)
+    np.testing.assert_allclose(km.transform(CORNERS), [[1, r], [1, r], [r, 1], [r, 1]], rtol=1e-15)
+    assert km.score([[0.0, 1.0], [7.0, 1.0]]) == -1.0  # 0 + 1
+    assert km.n_iter_ == 3 and km.n_features_in_ == 2
+
+
+def test_toy_labels_are_to_the_final_centers_not_those_entering_the_last_layer():
+    # 1-D points 0, 1, 4, 10 and one layer from c = (0, 1): the layer assigns
+    # [0, 1, 1, 1] and moves the centers to (0, 5). Assigned to (0, 5), point 1
+    # (distance 1 vs 4) joins cluster 0: labels_ = [0, 0, 1, 1], inertia
+    # 0 + 1 + 1 + 25 = 27, distances [[0, 5], [1, 4], [4, 1], [10, 5]].
+    X = np.array([[0.0], [1.0], [4.0], [10.0]])
+    km = KMeansTransformer(n_clusters=2, n_layers=1).fit(X)
+    np.testing.assert_array_equal(km.trace_.labels[-1], [0, 1, 1, 1])
+    np.testing.assert_array_equal(km.cluster_centers_, [[0.0], [5.0]])
+    np.testing.assert_array_equal(km.labels_, [0, 0, 1, 1])
+    np.testing.assert_array_equal(km.fit_predict(X), [0, 0, 1, 1])
+    np.testing.assert_array_equal(km.predict(X), [0, 0, 1, 1])
+    assert km.inertia_ == 27.0
+    np.testing.assert_array_equal(km.transform(X), [[0, 5], [1, 4], [4, 1], [10, 5]])
+
+
+# ---------------------------------------------------------------------------
+# Parameters: stored unchanged, validated in fit
+# ---------------------------------------------------------------------------
+def test_get_params_set_params_and_repr():
+    km = KMeansTransformer(3)
+    assert km.get_params() == {"attention": "euclidean", "gamma": np.inf, "init": "first", "n_clusters": 3,
+                               "n_layers": 10, "random_state": None}
+    assert km.get_params(deep=False) == km.get_params()
+    assert km.set_params(n_layers=4, init="random") is km
+    assert (km.n_layers, km.init) == (4, "random")
+    assert repr(km) == "KMeansTransformer(n_clusters=3, n_layers=4, init='random')"
+    with pytest.raises(ValueError, match=r"Invalid parameter 'n_iter' for estimator KMeansTransformer"):
+        km.set_params(n_layers=5, n_iter=5)
+    assert km.n_layers == 4  # nothing set when one name is invalid
+
+
+def test_constructor_stores_parameters_unchanged_and_fit_validates_them():
+    init = [[0.0, 0.0], [1.0, 1.0]]
+    bad = KMeansTransformer(n_clusters="two", n_layers=-1, gamma="hot", init=init, random_state="seed")
+    assert bad.n_clusters == "two" and bad.init is init and bad.random_state == "seed"
+    with pytest.raises(TypeError, match="n_clusters must be an integer, got 'two'"):
+        bad.fit(CORNERS)
+
+
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        ({"n_layers": 0}, ValueError, r"n_layers=0 should be >= 1"),
+        ({"attention": "cosine"}, ValueError, r"attention='cosine' should be one of"),
+        ({"random_state": -1}, ValueError, r"random_state=-1 should be in \[0, 2\*\*32\)"),
+        ({"random_state": 1.5}, TypeError, r"random_state must be None, an int, .*got 1.5"),
+        ({"random_state": True}, TypeError, r"random_state must be None, an int, .*got True"),
+        ({"random_state": "7"}, TypeError, r"random_state must be None, an int, .*got '7'"),
+        ({"gamma": np.nan}, ValueError, r"gamma=nan must not be NaN"),
+    ],
+)
+def test_bad_parameters_are_refused_by_fit(kwargs, exc, match):
+    km = KMeansTransformer(2, **kwargs)  # no error here (scikit-learn's rule)
+    with pytest.raises(exc, match=match):
+        km.fit(CORNERS)
+
+
+def test_random_state_kinds():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(30, 2))
+    # an int: the same k distinct points as before this estimator followed scikit-learn
+    km = KMeansTransformer(3, 1, init="random", random_state=7).fit(X)
+    idx = np.sort(np.random.default_rng(7).choice(30, 3, replace=False))
+    np.testing.assert_array_equal(km.trace_.centers[0], X[idx].T)
+    np.testing.assert_array_equal(KMeansTransformer(3, 1, init="random", random_state=np.int64(7)).fit(X).labels_,
+                                  km.labels_)
+    # a Generator or a RandomState: used as given, advanced by each fit
+    g = KMeansTransformer(3, 1, init="random", random_state=np.random.default_rng(7)).fit(X)
+    np.testing.assert_array_equal(g.trace_.centers[0], X[idx].T)
+    rs = KMeansTransformer(3, 1, init="random", random_state=np.random.RandomState(7)).fit(X)
+    idx_rs = np.sort(np.random.RandomState(7).choice(30, 3, replace=False))
+    np.testing.assert_array_equal(rs.trace_.centers[0], X[idx_rs].T)
+    # random_state is ignored (but validated) by init="first"
+    np.testing.assert_array_equal(KMeansTransformer(3, 2, random_state=5).fit(X).cluster_centers_,
+                                  KMeansTransformer(3, 2).fit(X).cluster_centers_)
+
+
+# ---------------------------------------------------------------------------
+# Data: clear errors at the boundary; numbers held as objects are converted
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "X,exc,match",
+    [
+        (np.zeros((0, 3)), ValueError, r"Found array with 0 sample\(s\) \(shape=\(0, 3\)\)"),
+        (np.zeros((4, 0)), ValueError, r"Found array with 0 feature\(s\) \(shape=\(4, 0\)\)"),
+        (np.zeros(4), ValueError, r"got shape=\(4,\)\. Reshape your data: X.reshape\(-1, 1\)"),
+        (np.zeros((2, 2, 2)), ValueError, r"X must be 2-D with one row per point, got shape=\(2, 2, 2\)"),
+        (CORNERS + 1j, ValueError, r"Complex data not supported: X has dtype=complex128"),
+        (np.array([[1.0, {"a": 1}], [2.0, 3.0]], dtype=object), TypeError,
+         r"dtype=object and could not be converted to float64: .*argument must be a string or a real number"),
+        (np.array([["a", 1.0], [2.0, 3.0]], dtype=object), ValueError, r"could not convert string to float"),
+        (np.array([["a", "b"], ["c", "d"]]), TypeError, r"must be a real numeric array"),
+        ("CORNERS", TypeError, r"X must be a numeric array, got str"),
+        (np.where(CORNERS == 6.0, np.nan, CORNERS), ValueError, r"NaN"),
+        (np.where(CORNERS == 6.0, np.inf, CORNERS), ValueError, r"NaN|inf"),
+    ],
+)
+def test_bad_data_is_refused_by_fit_predict_transform_and_score(X, exc, match):
+    with pytest.raises(exc, match=match):
+        KMeansTransformer(2).fit(X)
+    km = KMeansTransformer(2).fit(CORNERS)
+    if np.ndim(X) == 2 and np.shape(X)[1] == 2:  # the same error after fit
+        for method in (km.predict, km.transform, km.score):
+            with pytest.raises(exc, match=match):
+                method(X)
+
+
+def test_sparse_input_is_refused_with_a_hint():
+    sparse = pytest.importorskip("scipy.sparse")
+    for X in (sparse.csr_matrix(CORNERS), sparse.csr_array(CORNERS), sparse.coo_matrix(CORNERS)):
+        with pytest.raises(TypeError, match=r"X is a sparse matrix \(\w+\); .* dense data only: pass X.toarray\(\)"):
+            KMeansTransformer(2).fit(X)
+        with pytest.raises(TypeError, match="sparse"):
+            KMeansTransformer(2).fit(CORNERS).predict(X)
+
+
+def test_numbers_as_objects_lists_ints_and_float32_give_the_float64_answer():
+    ref = KMeansTransformer(2, 3).fit(CORNERS)
+    for X in (CORNERS.astype(object), CORNERS.tolist(), CORNERS.astype(np.int32), CORNERS.astype(np.float32)):
+        km = KMeansTransformer(2, 3).fit(X)
+        np.testing.assert_array_equal(km.labels_, ref.labels_)
+        np.testing.assert_array_equal(km.cluster_centers_, ref.cluster_centers_)
+        assert km.cluster_centers_.dtype == np.float64 and km.transform(X).dtype == np.float64
+
+
+def test_fit_leaves_the_data_and_the_parameters_alone():
+    X = CORNERS.copy()
+    init = np.array([[0.0, 1.0], [6.0, 1.0]])
+    km = KMeansTransformer(2, 2, init=init)
+    params = km.get_params()
+    km.fit(X).predict(X)
+    np.testing.assert_array_equal(X, CORNERS)
+    np.testing.assert_array_equal(init, [[0.0, 1.0], [6.0, 1.0]])
+    assert km.get_params()["init"] is params["init"]
+
+
+# ---------------------------------------------------------------------------
+# Not fitted: scikit-learn's NotFittedError if it is installed, ours if not
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["predict", "transform", "score"])
+def test_not_fitted_without_sklearn(monkeypatch, method):
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # `import sklearn...` now raises ImportError
+    monkeypatch.setitem(sys.modules, "sklearn.exceptions", None)
+    with pytest.raises(kmt_ref.estimator.NotFittedError, match="This KMeansTransformer instance is not fitted yet"):
+        getattr(KMeansTransformer(2), method)(CORNERS)
+    assert issubclass(kmt_ref.estimator.NotFittedError, ValueError)
+    assert issubclass(kmt_ref.estimator.NotFittedError, AttributeError)
+
+
+@pytest.mark.parametrize("method", ["predict", "transform", "score"])
+def test_not_fitted_with_sklearn(method):
+    exceptions = pytest.importorskip("sklearn.exceptions")
+    with pytest.raises(exceptions.NotFittedError, match="not fitted yet"):
+        getattr(KMeansTransformer(2), method)(CORNERS)
