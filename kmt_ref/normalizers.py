@@ -36,6 +36,24 @@ shrinks to the maximum set), a uniform random pick among the maxima for
 differentiable; the hard forms, ``sparsemax``, ``normmax`` and ``gumbel`` are
 plain NumPy (they are used only with hand-set weights).
 
+What a legitimate score is (issue 8; checks in :mod:`kmt_ref.validation`):
+
+* a real number, or ``-inf``: a *mask*, weight exactly 0, at every ``gamma``
+  (``gamma = 0`` is the uniform distribution over the unmasked keys). Every
+  slice along ``axis`` needs at least one finite score; ``NaN`` and ``+inf``
+  are never scores. ``linear`` needs finite scores ``>= 0``;
+* an int or float array with at least one key along ``axis``; bool, complex
+  and strings are refused with a ``TypeError``;
+* ``gamma``: a real number ``0 <= gamma <= inf`` (``hardmax``,
+  ``hardmax_average`` and ``linear`` ignore it but still refuse a bad one).
+
+The score checks cost O(number of queries), not a pass over ``S``: they
+inspect the per-slice maximum the normalizer computes anyway (NumPy's max
+propagates NaN). While autograd traces ``S`` (training), the values are not
+checked: there the training loop's own check reports a non-finite loss with
+the step and the last checkpoint (``TrainingDiverged``), and the weights flow
+through unchanged.
+
 The registry :data:`NORMALIZERS` maps a name to a function with the signature
 ``f(S, gamma=1.0, axis=0, rng=None, **options)``; the generic attention looks
 normalizers up there, so a new one becomes available to every block by adding
@@ -47,7 +65,9 @@ import numbers
 
 import numpy as onp
 import autograd.numpy as np
-from autograd.tracer import getval
+from autograd.tracer import getval, isbox
+
+from .validation import as_scores, check_finite, check_gamma, check_nonnegative_scores, check_score_max
 
 __all__ = [
     "softmax",
@@ -82,7 +102,15 @@ def softmax(S, gamma=1.0, axis=0, rng=None):
     Returns
     -------
     W : ndarray, same shape as ``S``
-        Non-negative, sums to one along ``axis``.
+        Non-negative, sums to one along ``axis``. A ``-inf`` score gets
+        weight 0 (a mask), also at ``gamma = 0``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        See the module docstring: a NaN or +inf score, an all ``-inf``
+        slice, no keys, a bad ``gamma`` or ``axis``. The score values are not
+        checked while autograd traces ``S``.
 
     Notes
     -----
@@ -92,11 +120,21 @@ def softmax(S, gamma=1.0, axis=0, rng=None):
     and the largest entry has ``exp(0) = 1``. Paper: §2, the softmax of the
     attention score with the temperature ``gamma`` of Theorem 2.1.
     """
-    if gamma == onp.inf:
-        return hardmax_average(S, axis=axis)
-    Smax = onp.max(getval(S), axis=axis, keepdims=True)  # a constant: no gradient
+    g = check_gamma(getval(gamma))  # gamma itself (maybe traced) is what enters the product
+    traced = isbox(S)
+    Sv = as_scores(getval(S), axis, who="softmax")
+    if g == onp.inf:
+        return _average_of_maxima(Sv, axis, "softmax")
+    Smax = onp.max(Sv, axis=axis, keepdims=True)  # a constant: no gradient
+    if not traced:
+        check_score_max(Smax, Sv, axis, who="softmax")
+        S = Sv
     with onp.errstate(over="ignore"):  # gamma * (s - max) = -inf far below the maximum: weight 0
-        E = np.exp(gamma * (S - Smax))
+        if g == 0 and onp.isneginf(Sv).any():  # 0 * (-inf) is NaN; a mask stays a mask
+            with onp.errstate(invalid="ignore"):
+                E = np.exp(np.where(Sv == -onp.inf, -onp.inf, gamma * (S - Smax)))
+        else:
+            E = np.exp(gamma * (S - Smax))
     return E / np.sum(E, axis=axis, keepdims=True)
 
 
@@ -107,8 +145,9 @@ def hardmax(S, gamma=None, axis=0, rng=None):
     ----------
     S : ndarray
         Scores; normalized along ``axis``.
-    gamma : ignored
-        Present so that every normalizer has the same signature.
+    gamma : None or float, ignored
+        Present so that every normalizer has the same signature; a value
+        that is not a valid gamma (NaN, negative, not a number) is refused.
 
     Returns
     -------
@@ -121,8 +160,11 @@ def hardmax(S, gamma=None, axis=0, rng=None):
     :func:`hardmax_average` instead. The project uses this form where Lloyd's
     algorithm breaks ties by ``np.argmin`` (block 1 of Theorem 2.1, SPEC §3).
     """
-    S = onp.asarray(S)
-    idx = onp.expand_dims(onp.argmax(S, axis=axis), axis)
+    if gamma is not None:
+        check_gamma(getval(gamma))
+    S = as_scores(getval(S), axis, who="hardmax")
+    idx = onp.expand_dims(onp.argmax(S, axis=axis), axis)  # argmax stops at a NaN: it is seen here
+    check_score_max(onp.take_along_axis(S, idx, axis=axis), S, axis, who="hardmax")
     W = onp.zeros(S.shape)
     onp.put_along_axis(W, idx, 1.0, axis=axis)
     return W
@@ -143,8 +185,16 @@ def hardmax_average(S, gamma=None, axis=0, rng=None):
     Block 3 of Theorem 2.1 needs this form: all members of a cluster tie at
     score 0 and must share the weight equally, which gives their mean.
     """
-    S = onp.asarray(S)
-    top = S == onp.max(S, axis=axis, keepdims=True)
+    if gamma is not None:
+        check_gamma(getval(gamma))
+    return _average_of_maxima(as_scores(getval(S), axis, who="hardmax_average"), axis, "hardmax_average")
+
+
+def _average_of_maxima(S, axis, who):
+    """:func:`hardmax_average` of a checked ndarray ``S`` (the score values are checked here)."""
+    M = onp.max(S, axis=axis, keepdims=True)
+    check_score_max(M, S, axis, who=who)
+    top = S == M
     return top / onp.sum(top, axis=axis, keepdims=True)
 
 
@@ -163,8 +213,17 @@ def linear(S, gamma=None, axis=0, rng=None):
     defined weights; it yields all-zero weights here, and
     :func:`kmt_ref.kmeans_transformer` reports that case as an error instead of
     returning a wrong center. Not shift invariant, unlike the other normalizers.
+    Scores must be finite and ``>= 0`` (``-inf`` is no mask here: a negative
+    score would put the weights off the simplex); ``gamma`` is ignored.
     """
+    if gamma is not None:
+        check_gamma(getval(gamma))
+    Sv = as_scores(getval(S), axis, who="linear")
+    if not isbox(S):
+        S = Sv
     total = np.sum(S, axis=axis, keepdims=True)
+    if S is Sv:  # values are checked off the autograd tape only (module docstring)
+        check_nonnegative_scores(Sv, total, who="linear")
     safe = np.where(total == 0, 1.0, total)
     return S / safe
 
@@ -182,29 +241,26 @@ def _check_alpha(alpha):
     return alpha
 
 
-def _check_scale(gamma, name="gamma"):
-    """An inverse temperature ``0 <= gamma <= inf`` (not NaN)."""
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {gamma!r} ({type(gamma).__name__})")
-    gamma = float(gamma)
-    if onp.isnan(gamma) or gamma < 0:
-        raise ValueError(f"{name}={gamma!r} should be >= 0 (inf allowed)")
-    return gamma
+def _as_float_scores(S, axis, who):
+    """Checked scores as a float64 ndarray (the values are checked by the caller)."""
+    return onp.asarray(as_scores(S, axis, who=who), dtype=float)
 
 
-def _scaled_shifted(S, gamma, axis):
-    """``gamma * (s - max s)`` along ``axis``: every entry <= 0, the maxima exactly 0.
+def _scaled_shifted(S, gamma, axis, who):
+    """``gamma * (s - max s)`` along ``axis`` of float scores: every entry <= 0, the maxima exactly 0.
 
     The maximum is subtracted before the product, so no ``gamma * s`` is ever
-    formed (no overflow for gamma up to 1e12 and scores of any size).
+    formed (no overflow for gamma up to 1e12 and scores of any size). Checks
+    the score values (a -inf mask stays -inf, also at ``gamma = 0``).
     """
-    S = onp.asarray(S, dtype=float)
-    if not onp.all(onp.isfinite(S)):
-        raise ValueError("scores S must be finite (no NaN or inf)")
-    Z = S - onp.max(S, axis=axis, keepdims=True)
+    M = onp.max(S, axis=axis, keepdims=True)
+    check_score_max(M, S, axis, who=who)
+    Z = S - M
     if gamma != 1.0:
-        with onp.errstate(over="ignore"):  # gamma * z = -inf only far below the maximum: weight 0
+        with onp.errstate(over="ignore", invalid="ignore"):  # gamma * z = -inf only far below the maximum
             Z = gamma * Z
+        if gamma == 0:
+            Z[onp.isnan(Z)] = -onp.inf  # 0 * (-inf): a masked score stays masked
     return Z
 
 
@@ -269,10 +325,11 @@ def sparsemax(S, gamma=1.0, axis=0, rng=None):
     Shift invariant; ties get equal weight; length 1 gives ``[1]``.
     Used by robust k-means (SPEC §5).
     """
-    gamma = _check_scale(gamma)
+    gamma = check_gamma(gamma)
+    S = _as_float_scores(S, axis, "sparsemax")
     if gamma == onp.inf:
-        return hardmax_average(S, axis=axis)
-    Z = _scaled_shifted(S, gamma, axis)
+        return _average_of_maxima(S, axis, "sparsemax")
+    Z = _scaled_shifted(S, gamma, axis, "sparsemax")
     W = onp.maximum(Z - simplex_threshold(Z, axis), 0.0)
     return W / onp.sum(W, axis=axis, keepdims=True)  # exact sum 1 (it is 1 up to rounding)
 
@@ -343,10 +400,11 @@ def normmax(S, gamma=1.0, axis=0, rng=None, alpha=2.0):
     center keeps the uniform mean of its ``s*`` best-scored members.
     """
     alpha = _check_alpha(alpha)
-    gamma = _check_scale(gamma)
+    gamma = check_gamma(gamma)
+    S = _as_float_scores(S, axis, "normmax")
     if gamma == onp.inf:
-        return hardmax_average(S, axis=axis)
-    Z = _scaled_shifted(S, gamma, axis)
+        return _average_of_maxima(S, axis, "normmax")
+    Z = _scaled_shifted(S, gamma, axis, "normmax")
     if alpha == onp.inf:
         keep = Z > simplex_threshold(Z, axis)  # contains every maximum (z = 0 > tau)
         return keep / onp.sum(keep, axis=axis, keepdims=True)
@@ -432,29 +490,29 @@ def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
     ``g_i``. Gumbel-softmax (Jang et al. 2017; Maddison et al. 2017) replaces
     the argmax by ``softmax(./tau)``. Shift invariant for a fixed noise draw.
     """
-    gamma = _check_scale(gamma)
-    S = onp.asarray(S, dtype=float)
+    gamma = check_gamma(gamma)
+    S = _as_float_scores(S, axis, "gumbel")
     if noise is None:
         if rng is None:
             raise ValueError("normalizer 'gumbel' needs rng (a numpy.random.Generator); got rng=None")
         G = gumbel_noise(rng, S.shape)
     else:
-        G = onp.asarray(noise, dtype=float)
+        G = check_finite(noise, "noise")
         if G.shape != S.shape:
             raise ValueError(f"noise has shape {G.shape}, should be S.shape={S.shape}")
     if gamma == onp.inf:
-        L = onp.where(S == onp.max(S, axis=axis, keepdims=True), 0.0, -onp.inf)
+        M = onp.max(S, axis=axis, keepdims=True)
+        check_score_max(M, S, axis, who="gumbel")
+        L = onp.where(S == M, 0.0, -onp.inf)
     else:
-        L = _scaled_shifted(S, gamma, axis)
+        L = _scaled_shifted(S, gamma, axis, "gumbel")
     L = L + G  # the maxima of S stay finite, so every slice has a finite maximum
     if hard:
         idx = onp.expand_dims(onp.argmax(L, axis=axis), axis)
         W = onp.zeros(S.shape)
         onp.put_along_axis(W, idx, 1.0, axis=axis)
         return W
-    tau = _check_scale(tau, "tau")
-    if tau == 0 or tau == onp.inf:
-        raise ValueError(f"tau={tau!r} should be > 0 and finite")
+    tau = check_gamma(tau, "tau", allow_inf=False, allow_zero=False)
     E = onp.exp((L - onp.max(L, axis=axis, keepdims=True)) / tau)
     return E / onp.sum(E, axis=axis, keepdims=True)
 

@@ -121,7 +121,8 @@ def test_simplex_large_and_tiny_values(name, magnitude):
 
 @pytest.mark.parametrize("name", SIMPLEX + ["linear"])
 def test_length_one(name):
-    W = call(name, np.array([[-7.5, 2.0]]))
+    S = np.array([[7.5, 2.0]]) if name == "linear" else np.array([[-7.5, 2.0]])  # linear needs s >= 0
+    W = call(name, S)
     np.testing.assert_array_equal(W, [[1.0, 1.0]])
 
 
@@ -301,3 +302,129 @@ def test_rejects_bad_types_and_inputs():
         sparsemax(np.array([0.0, np.nan]))
     with pytest.raises(ValueError, match="noise"):
         gumbel(Z5, noise=np.zeros(3))
+
+
+# --------------------------------------------------------------------------
+# bad input gets a clear error (issue 8); -inf is a mask; valid input unchanged
+# --------------------------------------------------------------------------
+ALL = SIMPLEX + ["linear"]
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("gamma, error, message", [
+    (np.nan, ValueError, "gamma=nan"),
+    (-1.0, ValueError, "gamma=-1.0"),
+    ("a", TypeError, "gamma must be a real number, got 'a'"),
+    (True, TypeError, "gamma must be a real number, got True"),
+])
+def test_every_normalizer_rejects_bad_gamma(name, gamma, error, message):
+    """hardmax, hardmax_average and linear ignore gamma but refuse a value that is no gamma at all."""
+    with pytest.raises(error, match=message):
+        call(name, np.array([1.0, 2.0, 0.5]), gamma=gamma)
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_every_normalizer_rejects_nan_and_plus_inf_scores(name, bad):
+    S = np.array([[1.0, 2.0], [0.5, bad], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=rf"\bS\[1, 1\]={bad!r}"):
+        call(name, S)
+
+
+@pytest.mark.parametrize("name", SIMPLEX)
+def test_all_minus_inf_slice_is_refused(name):
+    S = np.array([[1.0, -np.inf], [0.5, -np.inf]])
+    with pytest.raises(ValueError, match=r"S\[:, 1\] is -inf \(all keys masked\)"):
+        call(name, S)
+
+
+def test_hardmax_no_longer_picks_nan():
+    """np.argmax treats NaN as the maximum: hardmax used to put its one on the NaN."""
+    with pytest.raises(ValueError, match=r"S\[1\]=nan"):
+        hardmax(np.array([1.0, np.nan, 3.0]))
+
+
+@pytest.mark.parametrize("name", SIMPLEX)
+@pytest.mark.parametrize("gamma", [0.0, 0.7, 3.0, np.inf])
+def test_minus_inf_is_a_mask(name, gamma):
+    """A -inf score gets weight exactly 0 and the rest is the normalizer of the unmasked scores."""
+    S = np.array([[-np.inf, 1.0], [0.0, -np.inf], [2.0, 0.25], [0.5, 1.0]])
+    W = call(name, S, gamma=gamma)
+    assert_simplex(W)
+    assert W[0, 0] == 0.0 and W[1, 1] == 0.0
+    if not name.startswith("gumbel"):  # (the noise is drawn for all entries, masked ones too)
+        np.testing.assert_allclose(W[1:, 0], call(name, S[1:, 0], gamma=gamma), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(W[[0, 2, 3], 1], call(name, S[[0, 2, 3], 1], gamma=gamma), rtol=0, atol=1e-15)
+    if gamma == 0.0 and name in ("softmax", "sparsemax", "normmax", "normmax_inf"):
+        np.testing.assert_array_equal(W[:, 0], [0, 1 / 3, 1 / 3, 1 / 3])  # uniform over the unmasked keys
+
+
+@pytest.mark.parametrize("S, message", [
+    ([1.0, -1.0, 2.0], r"S\[1\]=-1.0"),  # used to give weights -0.5, 1, ... off the simplex
+    ([1.0, -np.inf], r"S\[1\]=-inf"),  # no mask in linear attention
+    ([1.0, np.nan], r"S\[1\]=nan"),
+    ([1.0, np.inf], r"S\[1\]=inf"),
+])
+def test_linear_needs_finite_nonnegative_scores(S, message):
+    with pytest.raises(ValueError, match=r"linear: scores must be finite and >= 0, got " + message):
+        linear(np.array(S))
+
+
+def test_linear_refuses_an_overflowing_sum():
+    with pytest.raises(ValueError, match="overflows"):
+        linear(np.array([1e308, 1e308]))
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("S, axis, error, message", [
+    (np.array([]), 0, ValueError, r"no scores along axis=0 \(shape=\(0,\)\)"),
+    (np.zeros((0, 3)), -2, ValueError, "no distribution over zero keys"),
+    (np.float64(2.0), 0, ValueError, "at least one axis"),
+    (np.zeros(3), 1, ValueError, r"axis=1 is out of range for S with shape=\(3,\)"),
+    (np.zeros(3), 0.0, TypeError, "axis must be an integer, got 0.0"),
+    (np.array(["a", "b"]), 0, TypeError, "real numeric array"),
+    ("ab", 0, TypeError, "numeric array, got str"),
+    (np.array([True, False]), 0, TypeError, "dtype=bool"),
+    (np.array([1 + 1j, 0]), 0, TypeError, "dtype=complex128"),
+    ([[1.0, 2.0], [3.0]], 0, TypeError, "np.asarray failed"),
+])
+def test_bad_score_arrays_get_a_clear_error(name, S, axis, error, message):
+    with pytest.raises(error, match=message):
+        call(name, S, axis=axis)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_no_queries_is_fine(name):
+    """Zero keys has no distribution (refused above); zero queries is just an empty result."""
+    assert call(name, np.zeros((3, 0))).shape == (3, 0)
+
+
+def test_gumbel_refuses_non_finite_noise():
+    with pytest.raises(ValueError, match=r"noise must be finite, got noise\[2\]=nan"):
+        gumbel(Z5, noise=np.array([0.0, 0.0, np.nan, 0.0, 0.0]))
+
+
+def test_valid_input_keeps_its_dtype_and_values():
+    """The checks only look: float32 stays float32, ints and lists work as before."""
+    S32 = np.array([[0.5, -1.0], [2.0, 0.25]], dtype=np.float32)
+    assert softmax(S32).dtype == np.float32
+    np.testing.assert_array_equal(softmax([1.0, 2.0]), softmax(np.array([1.0, 2.0])))
+    np.testing.assert_array_equal(hardmax_average(np.array([3, 1, 3])), [0.5, 0, 0.5])
+    np.testing.assert_array_equal(softmax(S32, gamma=0), np.full((2, 2), 0.5, dtype=np.float32))
+
+
+def test_softmax_validation_keeps_autograd_working():
+    """Gradients w.r.t. the scores and w.r.t. gamma pass through the checks (getval, no float())."""
+    from autograd import grad
+    from autograd.test_util import check_grads
+
+    S = np.array([[0.3, -1.2], [1.1, 0.4], [-0.5, 0.9]])
+    check_grads(lambda s: softmax(s, 1.7, axis=0), modes=["rev"], order=2)(S)
+    check_grads(lambda g: softmax(S, g, axis=0), modes=["rev"], order=1)(1.3)
+    check_grads(lambda s: linear(s, axis=0), modes=["rev"], order=1)(np.abs(S) + 0.1)
+    # while autograd traces S the values are not checked: in training a non-finite
+    # loss is reported by train() itself (TrainingDiverged, with the step)
+    g = grad(lambda s: softmax(s, 1.0)[0])(np.array([1.0, np.nan, 0.0]))
+    assert np.isnan(g).all()
+    with pytest.raises(ValueError, match="gamma=-1.0"):  # gamma is checked on the tape too
+        grad(lambda s: softmax(s, -1.0)[0])(np.array([1.0, 0.0]))
