@@ -32,6 +32,7 @@ import autograd.numpy as np
 from autograd.tracer import getval
 
 from .normalizers import HARD, get_normalizer
+from .validation import check_dropout
 
 __all__ = [
     "Block",
@@ -292,7 +293,8 @@ def attention(
         Compute the scores in chunks of this many queries, so that memory is
         O(chunk_size * r) instead of O(q * r).
     dropout : float
-        Attention dropout probability (needs ``rng``).
+        Attention dropout probability, ``0 <= dropout < 1``; ``dropout > 0``
+        needs ``rng``.
     rng : numpy.random.Generator or None
     return_weights : bool
         Also return the weights ``sigma(S)`` and raw scores (dense arrays).
@@ -310,6 +312,7 @@ def attention(
     duplicate grouping of :func:`_self_attention_limit`, which never builds an
     n x n matrix.
     """
+    check_dropout(dropout, rng)  # a clear error, not an AttributeError on rng=None
     options = dict(options or {})
     VZk = _project(V, bV, Zk)  # (..., d_emb, r)
     hard = isinstance(normalizer, str) and normalizer in HARD
@@ -391,20 +394,27 @@ def relu(z):
 ACTIVATIONS = {"requ": requ, "relu": relu}
 
 
-def rms_norm(Z, gain):
+def rms_norm(Z, gain=None):
     r"""RMSNorm without centering: ``gain * z / sqrt(mean(z^2))`` per column.
 
     Parameters
     ----------
     Z : ndarray, shape (..., d_emb, m)
-    gain : float
+    gain : float or None
+        ``None`` means ``1/sqrt(d_emb)``.
 
     Notes
     -----
     With ``gain = 1/sqrt(d_emb)`` this is ``z / ||z||``: the projection onto
-    the unit sphere used by spherical k-means (SPEC §5). A zero column stays
-    zero (its norm is replaced by 1).
+    the unit sphere used by spherical k-means (SPEC §5). ``gain=None`` computes
+    it in that form, ``z / sqrt(sum(z^2))``, so that it is the very same
+    floating-point number as the textbook normalization (the rounded factors
+    ``1/sqrt(d_emb)`` and ``sqrt(mean)`` would differ from it in the last
+    place). A zero column stays zero (its norm is replaced by 1).
     """
+    if gain is None:
+        sq = np.sum(Z * Z, axis=-2, keepdims=True)
+        return Z / np.sqrt(np.where(sq == 0, 1.0, sq))
     ms = np.mean(Z * Z, axis=-2, keepdims=True)
     rms = np.sqrt(np.where(ms == 0, 1.0, ms))
     return gain * Z / rms
