@@ -275,11 +275,23 @@ def run_demo(seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figu
     return result
 
 
+def _demo_command(args):
+    """``python -m kmt_ref demo``: check the arguments and the output folder, then run."""
+    from .cli import check_output_dir
+
+    check_count(args.seed, "--seed")
+    check_count(args.n_layers, "--n-layers")
+    if not args.no_figure:
+        check_output_dir(args.outdir, "--outdir")
+    run_demo(args.seed, args.n_layers, outdir=args.outdir, figure=not args.no_figure)
+    return 0
+
+
 def register(sub):
     """Add the ``demo`` command to the ``python -m kmt_ref`` parser."""
     p = sub.add_parser("demo", help="the paper's numerical validation: transformer vs Lloyd (seconds)")
-    p.add_argument("--seed", type=int, default=VALIDATION_SEED, help="data seed (default: 0)")
-    p.add_argument("--n-layers", type=int, default=10, help="layers = Lloyd iterations (default: 10)")
+    p.add_argument("--seed", type=int, default=VALIDATION_SEED, help="data seed, >= 0 (default: 0)")
+    p.add_argument("--n-layers", type=int, default=10, help="layers = Lloyd iterations, >= 0 (default: 10)")
     p.add_argument("--outdir", default="figures", help="where fig1_validation.png goes (default: figures)")
     p.add_argument("--no-figure", action="store_true", help="print the table only")
-    p.set_defaults(func=lambda a: run_demo(a.seed, a.n_layers, outdir=a.outdir, figure=not a.no_figure) and 0)
+    p.set_defaults(func=_demo_command)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import time
-from pathlib import Path
 
 import matplotlib
 
@@ -24,15 +23,36 @@ FIGURES = [
 ]
 
 
+def select(only=None):
+    """The entries of :data:`FIGURES` whose file name contains ``only`` (all if None)."""
+    return [(fname, target) for fname, target in FIGURES if not only or only in fname]
+
+
+def _no_match(option, only):
+    names = ", ".join(fname for fname, _ in FIGURES)
+    return ValueError(f"{option}={only!r} matches no figure; the figures are: {names}")
+
+
 def regenerate(outdir="figures", only=None, verbose=True):
-    """Write every figure in :data:`FIGURES` (or those whose name contains ``only``)."""
+    """Write every figure in :data:`FIGURES` (or those whose name contains ``only``).
+
+    Raises
+    ------
+    ValueError
+        ``only`` matches no figure (the message lists them), or ``outdir`` is
+        not a folder that exists or can be created and written; both are
+        checked before any figure is drawn.
+    """
+    from .cli import check_output_dir
+
+    chosen = select(only)
+    if not chosen:
+        raise _no_match("only", only)
+    outdir = check_output_dir(outdir, "outdir")
     matplotlib.use("Agg")
-    outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
-    for fname, target in FIGURES:
-        if only and only not in fname:
-            continue
+    for fname, target in chosen:
         module, func = target.split(":")
         t0 = time.perf_counter()
         getattr(importlib.import_module(module), func)(outdir / fname)
@@ -42,8 +62,21 @@ def regenerate(outdir="figures", only=None, verbose=True):
     return written
 
 
+def _figures_command(args):
+    """``python -m kmt_ref figures``: check --only and --outdir, then draw."""
+    from .cli import check_output_dir
+
+    if not select(args.only):
+        raise _no_match("--only", args.only)
+    check_output_dir(args.outdir, "--outdir")
+    regenerate(args.outdir, args.only)
+    return 0
+
+
 def register(sub):
+    """Add the ``figures`` command to the ``python -m kmt_ref`` parser."""
     p = sub.add_parser("figures", help="regenerate every figure in figures/ (deterministic)")
     p.add_argument("--outdir", default="figures", help="output folder (default: figures)")
-    p.add_argument("--only", default=None, help="only figures whose file name contains this")
-    p.set_defaults(func=lambda a: regenerate(a.outdir, a.only) and 0)
+    p.add_argument("--only", default=None,
+                   help="only figures whose file name contains this (e.g. fig1, fig5_training)")
+    p.set_defaults(func=_figures_command)
