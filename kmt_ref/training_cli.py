@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from .tasks import FAMILIES, INITS
+from .validation import check_count
 
 #: folder of the committed trained models
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -43,35 +44,68 @@ def resolve_checkpoint(name):
 
 
 def _train(args):
-    from .training import tune_malloc, CONFIGS, CheckpointError, TrainConfig, load_checkpoint, train
+    """``python -m kmt_ref train``: check every argument and --out, then train."""
+    from .cli import check_output_file
+    from .training import CONFIGS, TrainConfig, load_checkpoint, train, tune_malloc
 
-    config = dataclasses.replace(CONFIGS[args.config])
+    if args.seed is not None:
+        check_count(args.seed, "--seed")
     if args.resume:
-        try:
-            config = load_checkpoint(args.resume).config
-        except CheckpointError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
+        if args.config is not None:
+            raise ValueError("--config has no effect with --resume: the run continues with the checkpoint's "
+                             "configuration (override single fields, such as --steps, instead)")
+        prev, _ = load_checkpoint(args.resume, with_adam=True)  # also checks that it can be resumed
+        if args.seed is not None and args.seed != prev.seed:
+            raise ValueError(f"--seed={args.seed}: the run in {str(args.resume)!r} has seed {prev.seed}, "
+                             "which a resumed run keeps")
+        config, seed, name = dataclasses.replace(prev.config), prev.seed, None
+    else:
+        name = args.config or "small"
+        config, seed = dataclasses.replace(CONFIGS[name]), 0 if args.seed is None else args.seed
     for f in dataclasses.fields(TrainConfig):
         v = getattr(args, f.name)
         if v is not None:
             setattr(config, f.name, v)
-    try:
-        config.validate()
-    except (TypeError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    out = args.out or (str(args.resume) if args.resume else f"runs/{args.config}_seed{args.seed}.npz")
+    config.validate()
+    if args.resume:
+        for field in ("d", "k", "embedding"):
+            if getattr(config, field) != getattr(prev.config, field):
+                raise ValueError(
+                    f"--{field}={getattr(config, field)!r}: the checkpoint {str(args.resume)!r} was trained with "
+                    f"{field}={getattr(prev.config, field)!r}, and a model does not transfer to another d, k or "
+                    "embedding (train a new model instead)")
+        if config.steps <= prev.step:
+            if args.steps is None:
+                raise ValueError(f"the checkpoint {str(args.resume)!r} has done all its {prev.step} steps; "
+                                 f"pass --steps N with N > {prev.step} to train further")
+            raise ValueError(f"--steps={config.steps} should be > the checkpoint's step {prev.step} to resume")
+    out = check_output_file(args.out or args.resume or f"runs/{name}_seed{seed}.npz", "--out")
+    best = out.with_name(out.stem + "_best.npz")
+    in_place = bool(args.resume) and out.resolve() == Path(args.resume).resolve()
+    if not args.force and not in_place:
+        for p in (out, best):
+            if p.exists():
+                what = "" if p == out else f" (the best snapshot that goes with --out {str(out)!r})"
+                raise ValueError(
+                    f"{str(p)!r} already exists{what}; refusing to replace a trained model. Pass --force to "
+                    f"replace it, --resume {str(out)!r} to continue that run, or choose another --out")
     if tune_malloc():
         print("# glibc malloc tuned to keep large temporaries in the heap (about 1.6x faster steps; "
               "see kmt_ref.training.tune_malloc)")
     if args.resume:
-        print(f"# resuming from {args.resume}; checkpoints -> {out}")
+        print(f"# resuming from {args.resume} (step {prev.step}, seed {seed}); checkpoints -> {out}")
     else:
-        print(f"# config {args.config}: {dataclasses.asdict(config)}")
-        print(f"# seed {args.seed}; d_emb {config.d_emb}; parameters {12 * (config.d_emb ** 2 + config.d_emb)}; "
+        print(f"# config {name}: {dataclasses.asdict(config)}")
+        print(f"# seed {seed}; d_emb {config.d_emb}; parameters {12 * (config.d_emb ** 2 + config.d_emb)}; "
               f"checkpoints -> {out}")
-    ck = train(config, seed=args.seed, out=out, resume=args.resume, log=lambda s: print(s, flush=True))
+    stamp = out.stat().st_mtime_ns if out.exists() else None
+    try:
+        ck = train(config, seed=seed, out=out, resume=args.resume, log=lambda s: print(s, flush=True))
+    except KeyboardInterrupt:
+        if out.exists() and out.stat().st_mtime_ns != stamp:
+            print(f"# interrupted; the last checkpoint (written every {config.checkpoint_every} steps) is {out}; "
+                  f"continue with: python -m kmt_ref train --resume {out}", file=sys.stderr)
+        raise
     print(f"# done: {ck.step} steps, final validation score {ck.history['val'][-1]:.4f}; saved {out}")
     return 0
 
@@ -89,29 +123,66 @@ def _table(results, names, header_extra=""):
     return "\n".join(lines)
 
 
-def _evaluate(args):
-    from .training import PAPER_SUITE, CheckpointError, evaluate, load_checkpoint, save_evaluation, setting_label
+def _evaluate_settings(args, k):
+    """The (init, n, family) settings of an ``evaluate`` command, checked."""
+    from .training import PAPER_SUITE
 
-    try:
-        ckpts = [load_checkpoint(resolve_checkpoint(c)) for c in args.checkpoint]
-    except CheckpointError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.suite:
+        if args.n or args.family or args.init:
+            raise ValueError("--suite runs the paper's settings; it cannot be combined with --n, --family or --init")
+        settings = list(PAPER_SUITE)
+    else:
+        families = args.family or ["normal"]
+        if "all" in families:
+            if len(families) > 1:
+                raise ValueError(f"--family={' '.join(families)!r}: 'all' already names every family; give it alone")
+            families = list(FAMILIES)
+        for f in families:
+            if f not in FAMILIES:
+                raise ValueError(f"--family={f!r} should be one of {list(FAMILIES)} or 'all'")
+        settings = [(init, n, fam) for init in args.init or ["random"] for n in args.n or [None] for fam in families]
+    for _, n, _ in settings:
+        if n is not None:
+            check_count(n, "--n", minimum=1)
+            if n < k:
+                raise ValueError(f"--n={n} should be >= k={k}: a task of the models' {k} clusters "
+                                 f"needs at least {k} points")
+    return settings
+
+
+def _evaluate(args):
+    """``python -m kmt_ref evaluate``: check every argument and --save, then evaluate."""
+    from .cli import check_output_file
+    from .training import CheckpointError, evaluate, load_checkpoint, load_evaluation, save_evaluation, setting_label
+
+    check_count(args.tasks, "--tasks", minimum=1)
+    check_count(args.seed, "--seed")
+    check_count(args.steps, "--steps")
+    if not 0.0 <= args.dropout < 1.0:
+        raise ValueError(f"--dropout={args.dropout} should be in [0, 1)")
+    ckpts = [load_checkpoint(resolve_checkpoint(c)) for c in args.checkpoint]
     base = ckpts[0].config
     for c, name in zip(ckpts, args.checkpoint):
         if (c.config.d, c.config.k) != (base.d, base.k):
-            print(f"error: {name} has (d, k) = ({c.config.d}, {c.config.k}) but {args.checkpoint[0]} has "
-                  f"({base.d}, {base.k}); compare models of one (d, k)", file=sys.stderr)
-            return 2
-    families = list(FAMILIES) if args.family == ["all"] else args.family
-    for f in families:
-        if f not in FAMILIES:
-            print(f"error: family={f!r} should be one of {list(FAMILIES)} or 'all'", file=sys.stderr)
-            return 2
-    ns = args.n or [base.n]
-    settings = [(init, n, fam) for init in args.init for n in ns for fam in families]
-    if args.suite:
-        settings = list(PAPER_SUITE)
+            raise ValueError(f"{name} has (d, k) = ({c.config.d}, {c.config.k}) but {args.checkpoint[0]} has "
+                             f"({base.d}, {base.k}); compare models of one (d, k)")
+    names = [Path(c).stem for c in args.checkpoint]  # label the results (table, --save)
+    for i, nm in enumerate(names):
+        if nm == "lloyd":
+            raise ValueError(f"checkpoint {args.checkpoint[i]!r} is named 'lloyd' (its file name), the label of "
+                             "Lloyd's results; rename the file")
+        if nm in names[:i]:
+            raise ValueError(f"checkpoints {args.checkpoint[names.index(nm)]!r} and {args.checkpoint[i]!r} share the "
+                             f"name {nm!r} (the file name) that labels their results; give each model its own name")
+    settings = [(init, n or base.n, fam) for init, n, fam in _evaluate_settings(args, base.k)]
+    if args.save:
+        save = check_output_file(args.save, "--save")
+        if save.exists():
+            try:
+                load_evaluation(save)
+            except CheckpointError as exc:
+                raise ValueError(f"--save={str(args.save)!r} exists and the results would be merged into it, "
+                                 f"but {exc}; choose another file") from None
     print(f"# {args.tasks} tasks per setting (seed {args.seed}), d={base.d}, k={base.k}, T={args.steps} steps; "
           "mean natural log of the k-means objective; model evaluated "
           + (f"WITH attention dropout {args.dropout}" if args.dropout else "WITHOUT dropout"))
@@ -119,7 +190,6 @@ def _evaluate(args):
         print(f"# {name}: embedding={c.config.embedding}, trained {c.step} steps, seed {c.seed}, "
               f"{c.n_params} parameters")
     results, stored = [], {}
-    names = [Path(c).stem for c in args.checkpoint]
     for init, n, fam in settings:
         res = [evaluate(c.params, c.config.embedding, n_tasks=args.tasks, n=n, d=base.d, k=base.k, family=fam,
                         init=init, n_steps=args.steps, seed=args.seed, dropout=args.dropout) for c in ckpts]
@@ -151,10 +221,14 @@ def register(subparsers):
         description="Train the one-layer transformer with autograd. Default: the small configuration "
                     "(about a minute); --config paper is the paper's setting. Every hyperparameter can be overridden.",
     )
-    p.add_argument("--config", choices=sorted(CONFIGS), default="small", help="base configuration (default: small)")
-    p.add_argument("--seed", type=int, default=0, help="seed of weights, tasks and dropout (default 0)")
-    p.add_argument("--out", default=None, help="checkpoint file (default runs/<config>_seed<seed>.npz)")
+    p.add_argument("--config", choices=sorted(CONFIGS), default=None, help="base configuration (default: small)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed of weights, tasks and dropout, >= 0 (default 0; a resumed run keeps its own)")
+    p.add_argument("--out", default=None,
+                   help="checkpoint file (default runs/<config>_seed<seed>.npz, or the --resume file)")
     p.add_argument("--resume", default=None, metavar="CKPT", help="continue from this checkpoint")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file (and its _best snapshot); without it train refuses")
     for f in dataclasses.fields(TrainConfig):
         typ = type(f.default)
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=typ, default=None,
@@ -167,12 +241,13 @@ def register(subparsers):
                     "from the same initial centers; print the mean log k-means objective.",
     )
     e.add_argument("checkpoint", nargs="+", help="checkpoint .npz or committed model name (paper, paper_d_only)")
-    e.add_argument("--tasks", type=int, default=320, help="evaluation tasks per setting (default 320)")
-    e.add_argument("--seed", type=int, default=2506_19125, help="seed of the evaluation tasks")
-    e.add_argument("--steps", type=int, default=20, help="T (default 20)")
-    e.add_argument("--n", type=int, nargs="+", default=None, help="points per task (default: the training n)")
-    e.add_argument("--family", nargs="+", default=["normal"], help=f"task families, or 'all' ({', '.join(FAMILIES)})")
-    e.add_argument("--init", nargs="+", default=["random"], choices=INITS, help="initial centers")
+    e.add_argument("--tasks", type=int, default=320, help="evaluation tasks per setting, >= 1 (default 320)")
+    e.add_argument("--seed", type=int, default=2506_19125, help="seed of the evaluation tasks, >= 0")
+    e.add_argument("--steps", type=int, default=20, help="T, >= 0 (default 20)")
+    e.add_argument("--n", type=int, nargs="+", default=None, help="points per task, >= k (default: the training n)")
+    e.add_argument("--family", nargs="+", default=None,
+                   help=f"task families, or 'all' ({', '.join(FAMILIES)}; default normal)")
+    e.add_argument("--init", nargs="+", default=None, choices=INITS, help="initial centers (default random)")
     e.add_argument("--curves", action="store_true", help="also print the mean log objective after every step")
     e.add_argument("--dropout", type=float, default=0.0,
                    help="attention dropout at evaluation (default 0; the authors' evaluation leaves 0.01 on)")
