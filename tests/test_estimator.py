@@ -7,6 +7,7 @@ when scikit-learn is installed and is skipped otherwise.
 import doctest
 import math
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -277,3 +278,109 @@ def test_not_fitted_with_sklearn(method):
     exceptions = pytest.importorskip("sklearn.exceptions")
     with pytest.raises(exceptions.NotFittedError, match="not fitted yet"):
         getattr(KMeansTransformer(2), method)(CORNERS)
+
+
+# ---------------------------------------------------------------------------
+# scikit-learn: its own conformance suite, check by check, and its tools.
+# Skipped when scikit-learn is not installed (it is not a kmt_ref dependency;
+# requirements.txt installs it for these tests).
+# ---------------------------------------------------------------------------
+try:
+    from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+except ImportError:
+    SklearnKMeansTransformer = None
+else:
+    class SklearnKMeansTransformer(ClusterMixin, TransformerMixin, BaseEstimator, KMeansTransformer):
+        """KMeansTransformer with scikit-learn's own mixins: the thin subclass a scikit-learn
+        user would write (TransformerMixin is needed because it has ``transform``).
+        Defined at module level so that the pickling checks can find it."""
+
+
+def _sklearn_checks():
+    """(estimator, check) pairs of scikit-learn's check_estimator, as pytest params.
+
+    Two estimators: KMeansTransformer itself (our get_params and tags), and
+    SklearnKMeansTransformer (scikit-learn's mixins, which add the clustering checks).
+    """
+    if SklearnKMeansTransformer is None:
+        return [pytest.param(None, None, id="sklearn-not-installed",
+                             marks=pytest.mark.skip(reason="scikit-learn is not installed"))]
+    from sklearn.utils import estimator_checks
+
+    params = []
+    for estimator in (KMeansTransformer(n_clusters=3), SklearnKMeansTransformer(n_clusters=3)):
+        with warnings.catch_warnings():  # "does not inherit from BaseEstimator": on purpose
+            warnings.simplefilter("ignore")
+            if hasattr(estimator_checks, "estimator_checks_generator"):  # scikit-learn >= 1.6
+                pairs = list(estimator_checks.estimator_checks_generator(estimator, legacy=True, mark=None))
+            else:
+                pairs = list(estimator_checks.check_estimator(estimator, generate_only=True))
+        for est, check in pairs:
+            func = getattr(check, "func", check)
+            keywords = getattr(check, "keywords", {}) or {}
+            name = func.__name__ + "".join(f"[{k}={v}]" for k, v in keywords.items())
+            params.append(pytest.param(est, check, id=f"{type(est).__name__}-{name}"))
+    return params
+
+
+@pytest.mark.parametrize("estimator,check", _sklearn_checks())
+def test_sklearn_check_estimator(estimator, check, monkeypatch):
+    if "check_array_api_input" in getattr(getattr(check, "func", check), "__name__", ""):
+        # scikit-learn skips this NumPy-namespace smoke test unless SCIPY_ARRAY_API
+        # is set, a variable it reads when the check runs (scipy reads it only at
+        # import, and NumPy arrays do not need it): set it, so the check runs.
+        monkeypatch.setenv("SCIPY_ARRAY_API", "1")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # checks report advice as warnings; failures raise
+        check(estimator)
+
+
+def test_sklearn_tags_are_those_of_its_mixins():
+    base = pytest.importorskip("sklearn.base")
+    if not hasattr(base.BaseEstimator, "__sklearn_tags__"):
+        pytest.skip("scikit-learn < 1.6 has no __sklearn_tags__")
+
+    class Reference(base.ClusterMixin, base.TransformerMixin, base.BaseEstimator):
+        pass
+
+    assert KMeansTransformer(2).__sklearn_tags__() == Reference().__sklearn_tags__()
+    assert base.is_clusterer(KMeansTransformer(2)) if hasattr(base, "is_clusterer") else True
+
+
+def test_sklearn_clone_pipeline_and_grid_search():
+    pytest.importorskip("sklearn")
+    from sklearn.base import clone
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 0.0], [8.0, 0.0], [0.0, 8.0]])
+    y = np.repeat(np.arange(3), 20)
+    X = rng.permutation(np.c_[centers[y] + rng.normal(size=(60, 2)), y])  # shuffled: init="first" works
+    X, y = X[:, :2], X[:, 2].astype(int)
+
+    km = KMeansTransformer(3, 5, init="random", random_state=0)
+    twin = clone(km)
+    assert twin is not km and twin.get_params() == km.get_params() and not hasattr(twin, "labels_")
+
+    pipe = make_pipeline(StandardScaler(), KMeansTransformer(3, 5)).fit(X)
+    np.testing.assert_array_equal(pipe.predict(X), pipe[-1].labels_)
+
+    # as a transformer: distances to the centers as features of a classifier
+    clf = make_pipeline(KMeansTransformer(3, 5), LogisticRegression()).fit(X, y)
+    assert clf.score(X, y) > 0.9
+
+    # score (minus the inertia) ranks the candidates: more clusters, lower inertia
+    search = GridSearchCV(KMeansTransformer(2), {"n_clusters": [2, 3], "n_layers": [1, 5]}, cv=3).fit(X)
+    assert search.best_params_["n_clusters"] == 3
+    assert isinstance(search.best_estimator_, KMeansTransformer)
+
+
+def test_the_module_does_not_import_sklearn():
+    # importing scikit-learn costs about a second; kmt_ref must not pay it
+    import subprocess
+
+    code = "import sys, kmt_ref; assert 'sklearn' not in sys.modules, 'kmt_ref imported sklearn'"
+    subprocess.run([sys.executable, "-c", code], check=True)
