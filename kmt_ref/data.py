@@ -22,10 +22,12 @@ validation set has exactly ``n_per_cluster`` points per cluster
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .tasks import minmax_scale
-from .validation import check_count
+from .validation import check_count, check_positive
 
 __all__ = ["gaussian_blobs", "validation_data", "toy_data", "VALIDATION_SEED"]
 
@@ -33,10 +35,16 @@ __all__ = ["gaussian_blobs", "validation_data", "toy_data", "VALIDATION_SEED"]
 VALIDATION_SEED = 0
 
 
-def _check_seed(seed):
+def _check_seed(seed, name="seed"):
+    """A non-negative integer seed (Python or NumPy int) or a ``numpy.random.Generator``."""
     if isinstance(seed, np.random.Generator):
         return seed
-    return np.random.default_rng(check_count(seed, "seed"))
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(
+            f"{name} must be a non-negative integer seed or a numpy.random.Generator, "
+            f"got {seed!r} ({type(seed).__name__})"
+        )
+    return np.random.default_rng(check_count(seed, name))
 
 
 def gaussian_blobs(k, d, n_per_cluster, std=0.1, rng=0):
@@ -52,9 +60,10 @@ def gaussian_blobs(k, d, n_per_cluster, std=0.1, rng=0):
         Points per cluster, ``>= 1``; ``n = k * n_per_cluster``.
     std : float
         Standard deviation of every coordinate around its cluster mean
-        (before the min-max scaling), ``> 0``.
+        (before the min-max scaling), finite and ``> 0``; any real type
+        (``np.float32(0.1)`` too; bools, strings and NaN are refused).
     rng : int or numpy.random.Generator
-        Seed (a non-negative int) or generator.
+        Seed (a non-negative int, Python or NumPy) or generator.
 
     Returns
     -------
@@ -75,9 +84,8 @@ def gaussian_blobs(k, d, n_per_cluster, std=0.1, rng=0):
     k = check_count(k, "k", minimum=1)
     d = check_count(d, "d", minimum=1)
     n_per_cluster = check_count(n_per_cluster, "n_per_cluster", minimum=1)
-    if isinstance(std, bool) or not isinstance(std, (int, float)) or not np.isfinite(std) or std <= 0:
-        raise ValueError(f"std={std!r} should be a finite number > 0")
-    rng = _check_seed(rng)
+    std = check_positive(std, "std")
+    rng = _check_seed(rng, "rng")
     means = rng.uniform(0.0, 1.0, size=(d, k))  # (d, k)
     truth = np.repeat(np.arange(k), n_per_cluster)  # (n,)
     X = minmax_scale(means[:, truth] + std * rng.standard_normal((d, truth.size)))  # (d, n)
@@ -109,7 +117,7 @@ def validation_data(seed=VALIDATION_SEED):
     ``python -m kmt_ref demo`` therefore differ from the paper's in detail
     (see the module docstring for the shuffle).
     """
-    X, C0, _ = gaussian_blobs(k=5, d=2, n_per_cluster=2000, std=0.1, rng=seed)
+    X, C0, _ = gaussian_blobs(k=5, d=2, n_per_cluster=2000, std=0.1, rng=_check_seed(seed))
     return X, C0
 
 
@@ -133,5 +141,5 @@ def toy_data(seed=19, k=3, n_per_cluster=8):
     C0 : ndarray, shape (2, k)
         The first k (shuffled) points.
     """
-    X, C0, _ = gaussian_blobs(k=k, d=2, n_per_cluster=n_per_cluster, std=0.1, rng=seed)
+    X, C0, _ = gaussian_blobs(k=k, d=2, n_per_cluster=n_per_cluster, std=0.1, rng=_check_seed(seed))
     return X, C0

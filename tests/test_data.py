@@ -1,0 +1,75 @@
+"""The built-in data (kmt_ref.data): shapes, seeding, and clear errors on bad arguments (issue 8)."""
+import numpy as np
+import pytest
+
+from kmt_ref.data import gaussian_blobs, toy_data, validation_data
+
+
+def test_shapes_and_seeding():
+    X, C0, truth = gaussian_blobs(3, 2, 4, std=0.2, rng=5)
+    assert X.shape == (2, 12) and C0.shape == (2, 3) and truth.shape == (12,)
+    np.testing.assert_array_equal(C0, X[:, :3])
+    assert X.min() == 0.0 and X.max() == 1.0
+    np.testing.assert_array_equal(X, gaussian_blobs(3, 2, 4, std=0.2, rng=np.random.default_rng(5))[0])
+    X, C0 = validation_data()
+    assert X.shape == (2, 10_000) and C0.shape == (2, 5)
+    assert toy_data()[0].shape == (2, 24)
+
+
+@pytest.mark.parametrize("std", [np.float32(0.25), np.float64(0.25), np.float16(0.25), 0.25])
+def test_std_of_any_real_type(std):
+    """np.float32(0.1) used to be refused; a NumPy scalar gives the draws of the same Python float."""
+    expected = gaussian_blobs(3, 2, 5, std=float(std), rng=1)
+    for got, want in zip(gaussian_blobs(3, 2, 5, std=std, rng=1), expected):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(gaussian_blobs(3, 2, 5, std=np.int64(2), rng=1)[0],
+                                  gaussian_blobs(3, 2, 5, std=2, rng=1)[0])
+
+
+@pytest.mark.parametrize("std, error, message", [
+    (True, TypeError, "std must be a real number, got True"),
+    ("0.1", TypeError, "std must be a real number, got '0.1'"),
+    (None, TypeError, "std must be a real number, got None"),
+    (np.nan, ValueError, "std=nan should be a finite number > 0"),
+    (np.float32(np.nan), ValueError, "std=nan"),
+    (-0.1, ValueError, "std=-0.1 should be"),
+    (0, ValueError, "std=0.0 should be"),
+    (np.inf, ValueError, "std=inf should be"),
+])
+def test_bad_std(std, error, message):
+    with pytest.raises(error, match=message):
+        gaussian_blobs(3, 2, 4, std=std)
+
+
+def test_numpy_integer_seeds_and_counts():
+    a = toy_data(np.int64(19), k=np.int32(3), n_per_cluster=np.uint8(8))
+    for got, want in zip(a, toy_data(19, 3, 8)):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(validation_data(np.int64(0))[0], validation_data(0)[0])
+
+
+@pytest.mark.parametrize("seed, error, message", [
+    ("a", TypeError, "{} must be a non-negative integer seed or a numpy.random.Generator, got 'a'"),
+    (1.5, TypeError, "{} must be .* got 1.5"),
+    (True, TypeError, "{} must be .* got True"),
+    (None, TypeError, "{} must be .* got None"),
+    (-1, ValueError, "{}=-1 should be >= 0"),
+])
+def test_bad_seed_names_the_argument(seed, error, message):
+    """gaussian_blobs calls its seed rng; toy_data and validation_data call it seed."""
+    with pytest.raises(error, match="^" + message.format("rng")):
+        gaussian_blobs(3, 2, 4, rng=seed)
+    for f in (toy_data, validation_data):
+        with pytest.raises(error, match="^" + message.format("seed")):
+            f(seed)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(k=0), "k=0 should be >= 1"),
+    (dict(d=2.0), "d must be an integer"),
+    (dict(n_per_cluster=0), "n_per_cluster=0 should be >= 1"),
+])
+def test_bad_counts(kwargs, message):
+    args = dict(k=3, d=2, n_per_cluster=4) | kwargs
+    with pytest.raises((ValueError, TypeError), match=message):
+        gaussian_blobs(**args)
