@@ -8,9 +8,10 @@ A user's mistake never ends in a traceback: a command checks its arguments
 ``ValueError`` or ``TypeError`` naming the argument; :func:`main` prints
 ``error: <message>`` on stderr and returns 2, as argparse does for the
 arguments it parses itself. The same holds for unreadable checkpoints
-(``CheckpointError``), files that cannot be written (``OSError``) and a
-diverged training run. Any other exception is a bug and keeps its traceback;
-``--traceback`` shows it for the errors above too.
+(``CheckpointError``), files that cannot be written (``OSError``), a
+diverged training run and sizes that do not fit in memory. Any other
+exception is a bug and keeps its traceback; ``--traceback`` shows it for the
+errors above too.
 """
 from __future__ import annotations
 
@@ -66,6 +67,12 @@ def main(argv=None):
             raise
         print(f"error: {_describe(exc)}", file=sys.stderr)
         return USAGE_ERROR
+    except MemoryError as exc:  # a size the user chose (--n, --tasks, --batch) does not fit
+        if args.traceback:
+            raise
+        print(f"error: out of memory ({exc or 'MemoryError'}); choose smaller sizes (--n, --tasks, --batch)",
+              file=sys.stderr)
+        return USAGE_ERROR
     except KeyboardInterrupt:
         if args.traceback:
             raise
@@ -116,7 +123,7 @@ def check_output_file(path, name):
     if path is None or str(path) == "":
         raise ValueError(f"{name}={path!r} should be a file path")
     p = Path(path)
-    if p.is_dir():
+    if p.is_dir() or str(path).endswith(("/", os.sep)):
         raise ValueError(f"{name}={str(path)!r} is a folder; give a file path (e.g. {str(p / 'out.npz')!r})")
     if p.exists() and not os.access(p, os.W_OK):
         raise ValueError(f"{name}={str(path)!r} exists and is not writable")
