@@ -11,6 +11,12 @@ Examples::
 
 A checkpoint argument is a path to a ``.npz`` written by ``train``, or the name
 of a model shipped in ``kmt_ref/models/`` (``paper``, ``paper_d_only``).
+
+Both commands check every argument, the checkpoints they read and the file
+they will write before any work starts; a mistake ends in ``error: ...`` and
+exit status 2 (see :mod:`kmt_ref.cli`). ``train`` does not replace an
+existing ``--out`` (hours of training) unless given ``--force``; resuming into
+the checkpoint it continues is the one exception.
 """
 from __future__ import annotations
 
