@@ -125,8 +125,9 @@ class KMeansTransformer:
 
     Parameters
     ----------
-    n_clusters : int
-        k >= 1.
+    n_clusters : int, default 8
+        k >= 1. The default is ``KMeans``'s: scikit-learn wants every
+        constructor argument to have one (``KMeansTransformer()`` must work).
     n_layers : int
         Number of layers T >= 1 (= Lloyd iterations at ``gamma = inf``).
     gamma : float
@@ -193,7 +194,7 @@ class KMeansTransformer:
 
     _estimator_type = "clusterer"  # what scikit-learn < 1.6 reads instead of tags
 
-    def __init__(self, n_clusters, n_layers=10, gamma=np.inf, attention="euclidean", init="first",
+    def __init__(self, n_clusters=8, n_layers=10, gamma=np.inf, attention="euclidean", init="first",
                  random_state=None):
         self.n_clusters = n_clusters
         self.n_layers = n_layers

@@ -150,6 +150,7 @@ def test_get_params_set_params_and_repr():
     assert km.set_params(n_layers=4, init="random") is km
     assert (km.n_layers, km.init) == (4, "random")
     assert repr(km) == "KMeansTransformer(n_clusters=3, n_layers=4, init='random')"
+    assert repr(KMeansTransformer()) == "KMeansTransformer()" and KMeansTransformer().n_clusters == 8  # as KMeans
     with pytest.raises(ValueError, match=r"Invalid parameter 'n_iter' for estimator KMeansTransformer"):
         km.set_params(n_layers=5, n_iter=5)
     assert km.n_layers == 4  # nothing set when one name is invalid
