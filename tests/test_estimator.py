@@ -241,6 +241,16 @@ def test_sparse_input_is_refused_with_a_hint():
             KMeansTransformer(2).fit(CORNERS).predict(X)
 
 
+def test_masked_entries_are_refused_not_ignored():
+    X = np.ma.masked_array(CORNERS, mask=[[0, 0], [0, 1], [0, 0], [0, 0]])
+    with pytest.raises(TypeError, match=r"X is a masked array with 1 masked entries"):
+        KMeansTransformer(2).fit(X)
+    km = KMeansTransformer(2, 2).fit(np.ma.masked_array(CORNERS))  # nothing masked: plain data
+    np.testing.assert_array_equal(km.labels_, [0, 1, 0, 1])
+    with pytest.raises(TypeError, match="masked"):
+        km.predict(X)
+
+
 def test_numbers_as_objects_lists_ints_and_float32_give_the_float64_answer():
     ref = KMeansTransformer(2, 3).fit(CORNERS)
     for X in (CORNERS.astype(object), CORNERS.tolist(), CORNERS.astype(np.int32), CORNERS.astype(np.float32)):
