@@ -7,6 +7,9 @@ from deep inside NumPy.
 from __future__ import annotations
 
 import numbers
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -17,12 +20,37 @@ __all__ = [
     "check_gamma",
     "check_choice",
     "rows_to_columns",
+    "ColumnsWarning",
 ]
+
+
+class ColumnsWarning(UserWarning):
+    """Data with more rows than columns: perhaps points were passed as rows."""
+
+
+def _unmasked_dense(A, name):
+    """Refuse masked arrays with masked entries and sparse matrices; return plain data."""
+    if isinstance(A, np.ma.MaskedArray):
+        masked = int(np.ma.count_masked(A))
+        if masked:
+            raise TypeError(
+                f"{name} is a masked array with {masked} masked entries: kmt_ref does not honour masks "
+                f"and will not ignore them; drop the points that have masked entries, or fill them "
+                f"({name}.filled(value))"
+            )
+        A = A.data
+    if hasattr(A, "toarray") and hasattr(A, "nnz"):  # scipy.sparse
+        raise TypeError(
+            f"{name} is a sparse matrix ({type(A).__name__}): kmt_ref needs a dense array; "
+            f"pass {name}.toarray()"
+        )
+    return A
 
 
 def _as_float_matrix(A, name):
     if isinstance(A, (str, bytes)):
         raise TypeError(f"{name} must be a numeric array, got {type(A).__name__} {A!r:.60}")
+    A = _unmasked_dense(A, name)
     try:
         arr = np.asarray(A)
     except Exception as exc:  # ragged nested lists, ...
@@ -44,13 +72,38 @@ def _as_float_matrix(A, name):
     return arr
 
 
-def as_points(X, name="X"):
+def _caller_level():
+    """``stacklevel`` for :func:`warnings.warn` that names the first frame outside kmt_ref (the user's line)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
+def as_points(X, name="X", warn_shape=True):
     """Validate data of shape (d, n) (points as columns) and return it as float64.
 
     Integer and float32 input is converted to float64: results on float32 input
-    are those on ``X.astype(np.float64)``, with float64 tolerances.
+    are those on ``X.astype(np.float64)``, with float64 tolerances. Masked
+    arrays with masked entries and sparse matrices are refused (``TypeError``).
+
+    With ``warn_shape`` (the default), data with more rows than columns
+    (``d > n``) give a :class:`ColumnsWarning`: that is what a student gets who
+    passes points as rows, the NumPy habit. Such data are legal (few points in
+    many dimensions), so it is a warning, not an error.
     """
-    return _as_float_matrix(X, name)
+    arr = _as_float_matrix(X, name)
+    d, n = arr.shape
+    if warn_shape and d > n:
+        warnings.warn(
+            f"{name} has shape {arr.shape}: d={d} rows (dimensions) but only n={n} columns (points). "
+            f"kmt_ref takes points as columns, shape (d, n), as in the paper; if your rows are points, "
+            f"pass {name}.T or kmt_ref.rows_to_columns({name})",
+            ColumnsWarning,
+            stacklevel=_caller_level(),
+        )
+    return arr
 
 
 def as_centers(C0, X, name="C0"):
@@ -105,10 +158,12 @@ def rows_to_columns(X_rows, name="X"):
     The scikit-learn-style estimator, the command line and file loading call
     this; everything else in kmt_ref takes tokens as columns (SPEC §1).
     """
-    arr = np.asarray(X_rows)
+    if isinstance(X_rows, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric array, got {type(X_rows).__name__} {X_rows!r:.60}")
+    arr = np.asarray(_unmasked_dense(X_rows, name))
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D with one row per point, got shape={arr.shape}")
-    return as_points(arr.T, name=f"{name}.T")
+    return as_points(arr.T, name=f"{name}.T", warn_shape=False)
 
 
 # --------------------------------------------------------------------------
