@@ -394,20 +394,27 @@ def relu(z):
 ACTIVATIONS = {"requ": requ, "relu": relu}
 
 
-def rms_norm(Z, gain):
+def rms_norm(Z, gain=None):
     r"""RMSNorm without centering: ``gain * z / sqrt(mean(z^2))`` per column.
 
     Parameters
     ----------
     Z : ndarray, shape (..., d_emb, m)
-    gain : float
+    gain : float or None
+        ``None`` means ``1/sqrt(d_emb)``.
 
     Notes
     -----
     With ``gain = 1/sqrt(d_emb)`` this is ``z / ||z||``: the projection onto
-    the unit sphere used by spherical k-means (SPEC §5). A zero column stays
-    zero (its norm is replaced by 1).
+    the unit sphere used by spherical k-means (SPEC §5). ``gain=None`` computes
+    it in that form, ``z / sqrt(sum(z^2))``, so that it is the very same
+    floating-point number as the textbook normalization (the rounded factors
+    ``1/sqrt(d_emb)`` and ``sqrt(mean)`` would differ from it in the last
+    place). A zero column stays zero (its norm is replaced by 1).
     """
+    if gain is None:
+        sq = np.sum(Z * Z, axis=-2, keepdims=True)
+        return Z / np.sqrt(np.where(sq == 0, 1.0, sq))
     ms = np.mean(Z * Z, axis=-2, keepdims=True)
     rms = np.sqrt(np.where(ms == 0, 1.0, ms))
     return gain * Z / rms

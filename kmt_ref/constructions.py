@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import Block, Sublayer, layer_forward
-from .trace import ClusteringTrace, kmeans_objective
+from .frame import Frame, data_frame
+from .trace import ClusteringTrace, frame_objective
 from .validation import as_centers, as_points, check_choice, check_count, check_gamma
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "lloyd_weights",
     "lloyd_layer",
     "run_layers",
+    "prepare",
     "kmeans_transformer",
     "EmptyClusterError",
 ]
@@ -200,7 +202,8 @@ def lloyd_weights(d, k, center_update="euclidean"):
     return params, emb
 
 
-def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gamma_update=None):
+def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gamma_update=None,
+                gamma_center_reset=None):
     """The layer description of Theorem 2.1 for :func:`kmt_ref.attention.layer_forward`.
 
     Parameters
@@ -214,14 +217,20 @@ def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gam
     gamma_update : float or None
         Block 3 for ``center_update="euclidean"`` (default: ``gamma``).
         ``inf``: averaging hardmax.
+    gamma_center_reset : float or None
+        Block 4 alone (default: ``gamma_reset``). Blocks 1 and 2 score squared
+        distances of the data, blocks 3 and 4 distances of one-hot codes, so
+        in a data frame (:mod:`kmt_ref.frame`) only the former are rescaled.
     """
     gamma_update = gamma if gamma_update is None else gamma_update
+    gamma_center_reset = gamma_reset if gamma_center_reset is None else gamma_center_reset
 
     def soft_or_hard(g, hard):
         return (hard, np.inf) if g == np.inf else ("softmax", g)
 
     n1, g1 = soft_or_hard(gamma, "hardmax")
     nr, gr = soft_or_hard(gamma_reset, "hardmax")
+    nc, gc = soft_or_hard(gamma_center_reset, "hardmax")
     if center_update == "euclidean":
         n3, g3 = soft_or_hard(gamma_update, "hardmax_average")
         block3 = Block("3", keys="X+C", normalizer=n3, gamma=g3)
@@ -231,17 +240,47 @@ def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gam
     # is exactly m in floating point ((c + m) - c is not), and likewise (y - y) + e.
     return (
         Sublayer("X", (Block("2", keys="X", normalizer=nr, gamma=gr), Block("1", keys="C", normalizer=n1, gamma=g1))),
-        Sublayer("C", (Block("4", keys="C", normalizer=nr, gamma=gr), block3)),
+        Sublayer("C", (Block("4", keys="C", normalizer=nc, gamma=gc), block3)),
     )
 
 
+def prepare(X, C0, n_layers, use_frame=True):
+    """Validate a transformer's data, initial centers and depth; move them into the data frame.
+
+    Every hand-set transformer embeds its tokens in the data frame of X
+    (:mod:`kmt_ref.frame`): ``x~ = (x - s) / 2^e``, the identity on data of
+    ordinary position and scale. It is part of the embedding, and undone at
+    the read-out by :func:`run_layers`.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+    C0 : array_like, shape (d, k)
+    n_layers : int
+    use_frame : bool
+        ``False`` for circuits that must not shift the data (spherical
+        k-means normalizes every token instead): the identity frame.
+
+    Returns
+    -------
+    X : ndarray, shape (d, n); C0 : ndarray, shape (d, k)   (float64, in the frame)
+    n_layers : int
+    frame : :class:`~kmt_ref.frame.Frame`
+    """
+    X = as_points(X)
+    C0 = as_centers(C0, X)
+    n_layers = check_count(n_layers, "n_layers")
+    frame = data_frame(X, C0) if use_frame else Frame(np.zeros(X.shape[0]), 0)
+    return frame.to_frame(X), frame.to_frame(C0), n_layers, frame
+
+
 def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, chunk_size=1024,
-               check_nonempty=False, embed_points=None):
+               check_nonempty=False, embed_points=None, frame=None):
     """Run ``n_layers`` shared-weight layers and collect a :class:`ClusteringTrace`.
 
     Parameters
     ----------
-    X : ndarray, shape (d, n)   (validated float64)
+    X : ndarray, shape (d, n)   (validated float64, in ``frame``)
     params, layer : the weights and layer description
     emb : Embedding
     C0 : ndarray, shape (d, k)
@@ -256,6 +295,10 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         encoder step (for constructions that assume none).
     embed_points : callable, optional
         ``X -> Xbar``; default ``emb.embed_points``.
+    frame : :class:`~kmt_ref.frame.Frame`, optional
+        The data frame X and C0 are in (:func:`prepare`); the trace's centers
+        and objective are read out of it. Default: the identity. Recorded
+        tokens (``record=True``) stay in the frame.
 
     Returns
     -------
@@ -287,11 +330,12 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
                     "use center_update='euclidean', which keeps an empty cluster's center exactly"
                 )
         centers[t + 1] = emb.centers(Cbar)
-    objective = np.array([kmeans_objective(X, centers[t]) for t in range(n_layers + 1)])
+    frame = frame or Frame(np.zeros(d), 0)
+    J = np.array([frame_objective(X, centers[t]) for t in range(n_layers + 1)])  # (T+1,) in the frame
     Y_final = emb.assignments(Xbar) if n_layers else None
     return ClusteringTrace(
-        centers=centers, labels=labels, objective=objective, assignments=Y_final,
-        one_hot=one_hot, layers=records,
+        centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J), assignments=Y_final,
+        one_hot=one_hot, layers=records, log_objective=frame.log_objective(J),
     )
 
 
@@ -354,19 +398,19 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
 
         return dot_product_transformer(X, C0, n_layers, gamma, gamma_reset=gamma_reset,
                                        gamma_update=gamma_update, record=record, chunk_size=chunk_size)
-    X = as_points(X)
-    C0 = as_centers(C0, X)
-    n_layers = check_count(n_layers, "n_layers")
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
     gamma = check_gamma(gamma, "gamma")
     gamma_reset = check_gamma(gamma_reset, "gamma_reset")
-    if gamma_update is not None:
-        gamma_update = check_gamma(gamma_update, "gamma_update")
+    gamma_update = gamma if gamma_update is None else check_gamma(gamma_update, "gamma_update")
     check_choice(center_update, "center_update", ("euclidean", "linear"))
     chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
     d, k = C0.shape
     params, emb = lloyd_weights(d, k, center_update)
-    layer = lloyd_layer(gamma, gamma_reset, center_update, gamma_update)
+    # blocks 1 and 2 score squared data distances: their gammas enter the frame scaled;
+    # block 3's scores are distances between one-hot codes, which the frame leaves alone
+    layer = lloyd_layer(frame.gamma(gamma), frame.gamma(gamma_reset, "gamma_reset"), center_update, gamma_update,
+                        gamma_center_reset=gamma_reset)
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size,
-                       check_nonempty=center_update == "linear")
+                       check_nonempty=center_update == "linear", frame=frame)
     trace.info.update(gamma=gamma, gamma_reset=gamma_reset, center_update=center_update)
     return trace

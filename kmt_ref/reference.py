@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .trace import ClusteringTrace, assign, kmeans_objective
+from .frame import Frame, data_frame
+from .trace import ClusteringTrace, frame_objective, nearest_center
 from .validation import as_centers, as_points, check_choice, check_count
 
 __all__ = ["lloyd", "lloyd_step", "cluster_means", "start_trace", "finish_trace", "EMPTY_POLICIES"]
@@ -47,7 +48,7 @@ def lloyd_step(X, C):
     C_new : ndarray, shape (d, k)
     labels : ndarray of int, shape (n,)
     """
-    labels, _ = assign(X, C)
+    labels, _ = nearest_center(X, C)
     C_new, _ = cluster_means(X, labels, C)
     return C_new, labels
 
@@ -80,38 +81,56 @@ def lloyd(X, C0, n_iter, empty="keep"):
 
     The objective ``sum_i min_j ||x_i - c_j^{(t)}||^2`` never increases.
     Squared distances are ``||x||^2 + ||c||^2 - 2 c.x`` (one matrix product),
-    so memory is O(n (d + k)). Integer and float32 input is computed in float64.
+    so memory is O(n (d + k)). They are computed in the data frame of X
+    (:mod:`kmt_ref.frame`: centered and rescaled by a power of two where the
+    data's position or scale needs it, the identity otherwise), so the labels
+    do not depend on where the data sit or in what units. Integer and float32
+    input is computed in float64.
     """
-    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     for t in range(n_iter):
         C, labels[t] = lloyd_step(X, C)
         centers[t + 1] = C
-    return finish_trace(X, centers, labels, {"empty": empty})
+    return finish_trace(X, centers, labels, {"empty": empty}, frame)
 
 
-def start_trace(X, C0, n_iter, empty):
-    """Validate the common arguments of an iterative reference and allocate its trace.
+def start_trace(X, C0, n_iter, empty, use_frame=True):
+    """Validate the common arguments of an iterative reference, move them into the data frame, allocate its trace.
+
+    Parameters
+    ----------
+    use_frame : bool
+        ``False`` for algorithms that must not shift the data (spherical
+        k-means): the frame is then the identity.
 
     Returns
     -------
-    X : ndarray, shape (d, n) (float64); C : ndarray, shape (d, k) (float64)
+    X : ndarray, shape (d, n) (float64, in the frame); C : ndarray, shape (d, k) (likewise)
     n_iter : int
     centers : ndarray, shape (n_iter+1, d, k), with ``centers[0] = C``
     labels : ndarray of int, shape (n_iter, n), to be filled
+    frame : :class:`~kmt_ref.frame.Frame`, to pass to :func:`finish_trace`
     """
     X = as_points(X)
     C = as_centers(C0, X)
     n_iter = check_count(n_iter, "n_iter")
     check_choice(empty, "empty", EMPTY_POLICIES)
+    frame = data_frame(X, C) if use_frame else Frame(np.zeros(X.shape[0]), 0)
+    X, C = frame.to_frame(X), frame.to_frame(C)
     d, n = X.shape
     k = C.shape[1]
     centers = np.empty((n_iter + 1, d, k))
     centers[0] = C
     labels = np.empty((n_iter, n), dtype=np.intp)
-    return X, C, n_iter, centers, labels
+    return X, C, n_iter, centers, labels, frame
 
 
-def finish_trace(X, centers, labels, info):
-    """A :class:`ClusteringTrace` with the k-means objective of every ``centers[t]``."""
-    objective = np.array([kmeans_objective(X, C) for C in centers])
-    return ClusteringTrace(centers=centers, labels=labels, objective=objective, info=info)
+def finish_trace(X, centers, labels, info, frame):
+    """A :class:`ClusteringTrace` in data units, with the k-means objective of every ``centers[t]``.
+
+    ``X`` and ``centers`` are in ``frame``; the trace's centers and objective
+    are read out of it (:meth:`~kmt_ref.frame.Frame.from_frame`).
+    """
+    J = np.array([frame_objective(X, C) for C in centers])  # (T+1,) in the frame
+    return ClusteringTrace(centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J),
+                           info=info, log_objective=frame.log_objective(J))

@@ -28,7 +28,7 @@ import numpy as np
 
 from .normalizers import gumbel_noise
 from .reference import cluster_means, finish_trace, start_trace
-from .trace import assign
+from .trace import nearest_center
 from .validation import check_gamma
 
 __all__ = [
@@ -68,7 +68,7 @@ def _assign_then_update(X, C, centers, labels, update, per_step=None):
     """
     k = C.shape[1]
     for t in range(labels.shape[0]):
-        labels[t], _ = assign(X, C)  # ties: lowest index
+        labels[t], _ = nearest_center(X, C)  # ties: lowest index
         if per_step is not None:
             per_step(t)
         C_new = C.copy()
@@ -131,12 +131,13 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     are kept or dropped together; a singleton cluster moves onto its point.
     Distances are computed directly as ``||x_i - c_j||^2``.
     """
-    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
+    g = frame.gamma(gamma2, "gamma2")  # acts on squared data distances
     kept = np.zeros(labels.shape, dtype=bool)
 
     def update(t, j, members, c):
-        z = -gamma2 * _sq_dist(X[:, members], c)  # (m,)
+        z = -g * _sq_dist(X[:, members], c)  # (m,)
         order = np.argsort(-z, kind="stable")
         chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
         kept[t, chosen] = True
@@ -144,7 +145,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
         return cluster_means(X[:, chosen], np.zeros(chosen.size, dtype=np.intp), c[:, None])[0][:, 0]
 
     _assign_then_update(X, C, centers, labels, update)
-    return finish_trace(X, centers, labels, {"gamma2": gamma2, "empty": empty, "kept": kept})
+    return finish_trace(X, centers, labels, {"gamma2": gamma2, "empty": empty, "kept": kept}, frame)
 
 
 # --------------------------------------------------------------------------
@@ -200,11 +201,11 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     Ties in ``D`` at the cut are broken by the lowest point index (a stable
     sort). The trimmed objective never increases.
     """
-    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     h = trimmed_size(X.shape[1], alpha)
 
     def nearest(C):
-        lab, _ = assign(X, C)  # ties: lowest index
+        lab, _ = nearest_center(X, C)  # ties: lowest index
         return lab, np.sum((X - C[:, lab]) ** 2, axis=0)  # (n,) D_i, computed directly
 
     def trimmed_objective(C):
@@ -219,8 +220,9 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
         C, _ = cluster_means(X[:, H], lab[H], C)  # empty: keep
         centers[t + 1] = C
         trimmed_obj.append(trimmed_objective(C))
-    info = {"alpha": float(alpha), "h": h, "empty": empty, "trimmed_objective": np.array(trimmed_obj)}
-    return finish_trace(X, centers, labels, info)
+    info = {"alpha": float(alpha), "h": h, "empty": empty,
+            "trimmed_objective": frame.objective(np.array(trimmed_obj))}
+    return finish_trace(X, centers, labels, info, frame)
 
 
 # --------------------------------------------------------------------------
@@ -269,16 +271,17 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     was not among the files of ``rithram/kmeans-trf`` we could read; this
     follows SPEC §5's statement of it.
     """
-    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
+    g = frame.gamma(gamma)  # acts on squared data distances
     d = X.shape[0]
 
     def update(t, j, members, c):
-        p = _sparsemax_plain(-gamma * _sq_dist(X[:, members], c) / np.sqrt(d))  # (m,)
+        p = _sparsemax_plain(-g * _sq_dist(X[:, members], c) / np.sqrt(d))  # (m,)
         return X[:, members] @ p / np.sum(p)
 
     _assign_then_update(X, C, centers, labels, update)
-    return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty})
+    return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty}, frame)
 
 
 # --------------------------------------------------------------------------
@@ -323,9 +326,10 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
     the keys ``[x_1 .. x_n, c_1 .. c_k]``: shape (n + k, k), C order; only the
     rows of the members are used.
     """
-    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     rng = check_rng(rng)
+    g = frame.gamma(gamma)  # acts on squared data distances
     n = X.shape[1]
     k = C.shape[1]
     medoids = np.full((n_iter, k), -1, dtype=np.intp)
@@ -336,9 +340,9 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
 
     def update(t, j, members, c):
         mu = np.mean(X[:, members], axis=1)
-        logits = -gamma * _sq_dist(X[:, members], mu) + noise["G"][members, j]
+        logits = -g * _sq_dist(X[:, members], mu) + noise["G"][members, j]
         medoids[t, j] = members[int(np.argmax(logits))]  # Gumbel-max draw; ties: lowest index
         return X[:, medoids[t, j]]
 
     _assign_then_update(X, C, centers, labels, update, per_step=draw)
-    return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty, "medoids": medoids})
+    return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty, "medoids": medoids}, frame)

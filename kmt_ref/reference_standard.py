@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .reference import finish_trace, start_trace
-from .trace import assign
+from .reference import cluster_means, finish_trace, start_trace
+from .trace import nearest_center
 from .validation import check_gamma
 
 __all__ = ["soft_kmeans", "spherical_kmeans", "unit_columns", "check_beta"]
@@ -47,8 +47,12 @@ def unit_columns(A, name="X"):
         If a column has zero norm: it has no direction, so its cosine with
         anything is undefined.
     """
-    norms = np.sqrt(np.sum(A * A, axis=0))  # (m,)
-    zero = np.flatnonzero(norms == 0)
+    # Each column is first scaled by a power of two (exact) so that its largest
+    # entry lies in [1/2, 1): then ||a||^2 can neither overflow (norms ~1e200)
+    # nor underflow (norms ~1e-200), and the result is bit-for-bit A / ||A||
+    # wherever that is computable directly.
+    peak = np.max(np.abs(A), axis=0)  # (m,)
+    zero = np.flatnonzero(peak == 0)
     if zero.size:
         i = int(zero[0])
         raise ValueError(
@@ -56,6 +60,8 @@ def unit_columns(A, name="X"):
             f"needs nonzero vectors, whose direction (cosine similarity) is defined; "
             f"{zero.size} such column(s) in total"
         )
+    A = np.ldexp(A, -np.frexp(peak)[1])  # (d, m), columns scaled by 2^-e_i
+    norms = np.sqrt(np.sum(A * A, axis=0))  # (m,) in [1/2, sqrt(d))
     return A / norms
 
 
@@ -108,12 +114,13 @@ def soft_kmeans(X, C0, n_iter, beta):
       breaks the tie by the lowest index (``np.argmax``).
     - ``beta <= 0``, NaN or inf: ``ValueError``.
     """
-    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, "keep")
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, "keep")
     beta = check_beta(beta)
+    beta_frame = frame.gamma(beta, "beta")  # beta acts on squared data distances
     R = None
     for t in range(n_iter):
-        _, D = assign(X, C)  # (k, n) squared distances
-        E = np.exp(-beta * (D - np.min(D, axis=0)))  # (k, n), largest entry of a column is 1
+        _, D = nearest_center(X, C)  # (k, n) squared distances (in the frame)
+        E = np.exp(-beta_frame * (D - np.min(D, axis=0)))  # (k, n), largest entry of a column is 1
         R = E / np.sum(E, axis=0)  # (k, n) responsibilities, columns sum to 1
         labels[t] = np.argmax(R, axis=0)
         mass = np.sum(R, axis=1)  # (k,)
@@ -121,7 +128,7 @@ def soft_kmeans(X, C0, n_iter, beta):
         alive = mass > 0
         C[:, alive] = (X @ R[alive].T) / mass[alive]  # (d, k_alive)
         centers[t + 1] = C
-    trace = finish_trace(X, centers, labels, {"beta": beta})
+    trace = finish_trace(X, centers, labels, {"beta": beta}, frame)
     trace.assignments = R
     return trace
 
@@ -153,8 +160,15 @@ def spherical_kmeans(X, C0, n_iter):
     Iteration t, with ``||x_i|| = ||c_j|| = 1`` (SPEC §5, "spherical k-means")::
 
         l_i = argmax_j  x_i . c_j                    (ties: lowest j)
-        m_j = sum_{i : l_i = j} x_i
+        m_j = mean{x_i : l_i = j}                    (empty: c_j)
         c_j' = m_j / ||m_j||
+
+    The member mean has the direction of the member sum (Dhillon & Modha's
+    concept vector). It is summed in point order and normalized as
+    ``m / sqrt(sum(m^2))``, and a kept center is normalized too (it is a unit
+    vector already, up to its last bit): the same floating-point steps as the
+    transformer's, so that the two agree bit for bit and an exact tie in exact
+    arithmetic (all points equal, equal centers) is broken the same way.
 
     Policies:
 
@@ -170,21 +184,15 @@ def spherical_kmeans(X, C0, n_iter):
       result is not reproducible across summation orders.
     - *Zero-norm point or initial center*: ``ValueError`` (no direction).
     """
-    X, C, n_iter, centers, labels = start_trace(X, C0, n_iter, "keep")
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, "keep", use_frame=False)
     X, C = unit_columns(X, "X"), unit_columns(C, "C0")
     centers[0] = C
-    k = C.shape[1]
     for t in range(n_iter):
         cos = C.T @ X  # (k, n) cosine similarities
         lab = np.argmax(cos, axis=0)  # lowest index among maxima
         labels[t] = lab
-        C = C.copy()
-        for j in range(k):
-            members = X[:, lab == j]  # (d, n_j)
-            if members.shape[1] == 0:
-                continue  # empty: keep c_j
-            m = np.sum(members, axis=1)  # (d,)
-            norm = np.sqrt(np.sum(m * m))
-            C[:, j] = m / norm if norm > 0 else 0.0
+        M, _ = cluster_means(X, lab, C)  # (d, k) member means; empty: c_j
+        norms = np.sqrt(np.sum(M * M, axis=0))  # (k,)
+        C = M / np.where(norms == 0, 1.0, norms)  # zero mean -> zero center
         centers[t + 1] = C
-    return finish_trace(X, centers, labels, {"X_unit": X})
+    return finish_trace(X, centers, labels, {"X_unit": X}, frame)

@@ -70,10 +70,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import Block, Sublayer
-from .constructions import Embedding, lloyd_layer, lloyd_weights, projector, run_layers
+from .constructions import Embedding, lloyd_layer, lloyd_weights, prepare, projector, run_layers
 from .normalizers import GUMBEL_RANGE
 from .reference_sparse import check_rng
-from .validation import as_centers, as_points, check_count, check_gamma
+from .validation import check_count, check_gamma
 
 __all__ = [
     "separating_penalties",
@@ -193,11 +193,6 @@ def sparse_update_layer(normalizer, options=()):
     return tuple(layer)
 
 
-def _prepare(X, C0, n_layers):
-    X = as_points(X)
-    C0 = as_centers(C0, X)
-    n_layers = check_count(n_layers, "n_layers")
-    return X, C0, n_layers
 
 
 def _penalties(X, C0, g, gamma1, gamma_flag, noise_width=0.0):
@@ -253,14 +248,15 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     own token is the unique maximum by more than 1, so normmax is one-hot on
     it); singleton -- ``s* = 1``, the center moves onto the point.
     """
-    X, C0, n_layers = _prepare(X, C0, n_layers)
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
     gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
-    gamma1, gamma_flag = _penalties(X, C0, gamma2, gamma1, gamma_flag)
+    g = frame.gamma(gamma2, "gamma2")  # it weighs squared data distances: scaled into the frame
+    gamma1, gamma_flag = _penalties(X, C0, g, gamma1, gamma_flag)
     d, k = C0.shape
-    params, emb = sparse_update_weights(d, k, gamma2, gamma1, gamma_flag)
+    params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
     layer = sparse_update_layer("normmax", (("alpha", np.inf),))
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
-                       chunk_size=check_count(chunk_size, "chunk_size", minimum=1))
+                       chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
     trace.info.update(variant="trimmed", gamma2=gamma2, gamma1=gamma1, gamma_flag=gamma_flag)
     return trace
 
@@ -302,15 +298,15 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     Policies: as :func:`trimmed_kmeans_transformer`; equal distances get equal
     weights.
     """
-    X, C0, n_layers = _prepare(X, C0, n_layers)
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     d, k = C0.shape
-    g = gamma / np.sqrt(d)
+    g = frame.gamma(gamma) / np.sqrt(d)  # it weighs squared data distances: scaled into the frame
     gamma1, gamma_flag = _penalties(X, C0, g, gamma1, gamma_flag)
     params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
     layer = sparse_update_layer("sparsemax")
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
-                       chunk_size=check_count(chunk_size, "chunk_size", minimum=1))
+                       chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
     trace.info.update(variant="robust", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)
     return trace
 
@@ -462,16 +458,17 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
     Proof: :func:`kmedoids_weights`. The whole construction is the project's
     own (SPEC §5 "(open)").
     """
-    X, C0, n_layers = _prepare(X, C0, n_layers)
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     rng = check_rng(rng)
-    gamma1, gamma_flag = _penalties(X, C0, gamma, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH)
+    g = frame.gamma(gamma)  # it weighs squared data distances: scaled into the frame
+    gamma1, gamma_flag = _penalties(X, C0, g, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH)
     d, k = C0.shape
-    params, emb = kmedoids_weights(d, k, gamma, gamma1, gamma_flag)
+    params, emb = kmedoids_weights(d, k, g, gamma1, gamma_flag)
     # block 3 has k queries: never split it into chunks, so the noise is one (n + k, k) draw per layer
     chunk_size = max(check_count(chunk_size, "chunk_size", minimum=1), k)
     trace = run_layers(X, params, kmedoids_layer(), emb, C0, n_layers, rng=rng, record=record,
-                       chunk_size=chunk_size)
+                       chunk_size=chunk_size, frame=frame)
     trace.info.update(variant="kmedoids", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)
     return trace
 

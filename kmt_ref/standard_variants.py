@@ -33,10 +33,10 @@ from functools import partial
 import numpy as np
 
 from .attention import FeedForward, Sublayer, rms_norm
-from .constructions import EmptyClusterError, Embedding, lloyd_layer, lloyd_weights, projector, run_layers
+from .constructions import EmptyClusterError, Embedding, lloyd_layer, lloyd_weights, prepare, projector, run_layers
 from .reference import lloyd
 from .reference_standard import check_beta, unit_columns
-from .validation import as_centers, as_points, check_count, check_gamma
+from .validation import check_count, check_gamma
 
 __all__ = [
     "with_block",
@@ -78,12 +78,11 @@ def with_block(layer, name, **changes):
     return tuple(out)
 
 
-def _check_transformer_args(X, C0, n_layers, chunk_size):
-    X = as_points(X)
-    C0 = as_centers(C0, X)
-    n_layers = check_count(n_layers, "n_layers")
+def _check_transformer_args(X, C0, n_layers, chunk_size, use_frame=True):
+    """Validated arguments, X and C0 in the data frame (:func:`kmt_ref.constructions.prepare`)."""
+    X, C0, n_layers, frame = prepare(X, C0, n_layers, use_frame)
     chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
-    return X, C0, n_layers, chunk_size
+    return X, C0, n_layers, chunk_size, frame
 
 
 # --------------------------------------------------------------------------
@@ -177,13 +176,13 @@ def dot_product_weights(d, k):
     return params, emb
 
 
-def dot_product_layer(gamma=np.inf, gamma_reset=np.inf, gamma_update=None):
+def dot_product_layer(gamma=np.inf, gamma_reset=np.inf, gamma_update=None, gamma_center_reset=None):
     """Layer description of Theorem 2.2: Theorem 2.1's layer with dot scores and a ReQU FFN.
 
     Parameters
     ----------
-    gamma, gamma_reset, gamma_update : float
-        As in :func:`kmt_ref.constructions.lloyd_layer` (blocks 1, 2 + 4, 3).
+    gamma, gamma_reset, gamma_update, gamma_center_reset : float
+        As in :func:`kmt_ref.constructions.lloyd_layer` (blocks 1, 2 + 4, 3, 4).
 
     Returns
     -------
@@ -192,7 +191,7 @@ def dot_product_layer(gamma=np.inf, gamma_reset=np.inf, gamma_update=None):
         :func:`~kmt_ref.constructions.lloyd_layer`) with ``score="dot"`` in
         all four blocks, followed by ``FeedForward("C", "requ")``.
     """
-    layer = lloyd_layer(gamma, gamma_reset, "euclidean", gamma_update)
+    layer = lloyd_layer(gamma, gamma_reset, "euclidean", gamma_update, gamma_center_reset)
     for name in ("1", "2", "3", "4"):
         layer = with_block(layer, name, score="dot")
     return layer + (FeedForward("C", activation="requ"),)
@@ -251,15 +250,16 @@ def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf
     every other point's, which holds unless two distinct points lie within
     about ``1e-8 * ||x||`` of each other *and* were assigned differently.
     """
-    X, C0, n_layers, chunk_size = _check_transformer_args(X, C0, n_layers, chunk_size)
+    X, C0, n_layers, chunk_size, frame = _check_transformer_args(X, C0, n_layers, chunk_size)
     gamma = check_gamma(gamma, "gamma")
     gamma_reset = check_gamma(gamma_reset, "gamma_reset")
-    if gamma_update is not None:
-        gamma_update = check_gamma(gamma_update, "gamma_update")
+    gamma_update = gamma if gamma_update is None else check_gamma(gamma_update, "gamma_update")
     d, k = C0.shape
     params, emb = dot_product_weights(d, k)
-    layer = dot_product_layer(gamma, gamma_reset, gamma_update)
-    trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size)
+    # blocks 1 and 2 score data (scaled into the frame), blocks 3 and 4 one-hot codes (not)
+    layer = dot_product_layer(frame.gamma(gamma), frame.gamma(gamma_reset, "gamma_reset"), gamma_update,
+                              gamma_center_reset=gamma_reset)
+    trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size, frame=frame)
     trace.info.update(gamma=gamma, gamma_reset=gamma_reset, attention="dot")
     return trace
 
@@ -329,14 +329,14 @@ def soft_kmeans_transformer(X, C0, n_layers, beta, *, record=False, chunk_size=1
     - *Ties*: equal responsibilities; ``labels`` takes the lowest index.
     - ``beta <= 0``, NaN or inf: ``ValueError``.
     """
-    X, C0, n_layers, chunk_size = _check_transformer_args(X, C0, n_layers, chunk_size)
+    X, C0, n_layers, chunk_size, frame = _check_transformer_args(X, C0, n_layers, chunk_size)
     beta = check_beta(beta)
     d, k = C0.shape
     params, emb = lloyd_weights(d, k, center_update="linear")
-    layer = lloyd_layer(gamma=beta, center_update="linear")
+    layer = lloyd_layer(gamma=frame.gamma(beta, "beta"), center_update="linear")
     try:
         trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size,
-                           check_nonempty=True)
+                           check_nonempty=True, frame=frame)
     except EmptyClusterError as exc:
         raise EmptyClusterError(
             f"soft k-means with beta={beta!r}: {exc.args[0].split(':')[0]}: every responsibility of "
@@ -366,8 +366,8 @@ def spherical_kmeans_layer(d_emb):
         :func:`spherical_kmeans_transformer`).
     """
     layer = with_block(lloyd_layer(), "1", score="dot")  # cosine similarity
-    # block 3 writes [m_j; 0]: RMSNorm over the d_emb rows with gain 1/sqrt(d_emb) is m_j/||m_j||
-    return with_block(layer, "3", post=partial(rms_norm, gain=1.0 / np.sqrt(d_emb)))
+    # block 3 writes [m_j; 0]: RMSNorm over the d_emb rows with gain 1/sqrt(d_emb) (gain=None) is m_j/||m_j||
+    return with_block(layer, "3", post=partial(rms_norm, gain=None))
 
 
 def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=1024):
@@ -418,7 +418,7 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
     center then scores 0 against every point. A zero-norm point or initial
     center raises ``ValueError``.
     """
-    X, C0, n_layers, chunk_size = _check_transformer_args(X, C0, n_layers, chunk_size)
+    X, C0, n_layers, chunk_size, _ = _check_transformer_args(X, C0, n_layers, chunk_size, use_frame=False)
     X = unit_columns(X, "X")
     C0 = unit_columns(C0, "C0")
     d, k = C0.shape

@@ -5,7 +5,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["ClusteringTrace", "kmeans_objective", "assign", "log_objective"]
+from .frame import data_frame
+from .validation import as_points
+
+__all__ = [
+    "ClusteringTrace",
+    "kmeans_objective",
+    "assign",
+    "log_objective",
+    "squared_distances",
+    "nearest_center",
+    "frame_objective",
+]
 
 
 @dataclass
@@ -20,7 +31,9 @@ class ClusteringTrace:
         ``labels[t]`` is the assignment made in step t+1 (to ``centers[t]``).
         For a transformer: the lowest index of the largest entry of y_i.
     objective : ndarray, shape (T+1,)
-        ``sum_i min_j ||x_i - c_j||^2`` for ``centers[t]``.
+        ``sum_i min_j ||x_i - c_j||^2`` for ``centers[t]``, in data units. For
+        data near the ends of float64's range it can overflow to ``inf`` (or
+        underflow to 0), while :attr:`log_objective` stays finite.
     assignments : ndarray, shape (k, n) or None
         Final assignment block Y (one-hot, or soft responsibilities).
     one_hot : ndarray of int, shape (T,) or None
@@ -29,6 +42,11 @@ class ClusteringTrace:
         Transformers with ``record=True``: tokens and attention matrices per layer.
     info : dict
         Anything else an algorithm reports (e.g. the parameters used).
+    log_objective : ndarray, shape (T+1,)
+        Natural log of :attr:`objective` (the paper's plotted metric),
+        computed in the data frame (:mod:`kmt_ref.frame`) so that it is finite
+        wherever the objective is positive, even if the objective itself is
+        not representable. Derived from ``objective`` when not given.
     """
 
     centers: np.ndarray
@@ -38,46 +56,99 @@ class ClusteringTrace:
     one_hot: np.ndarray = None
     layers: list = None
     info: dict = field(default_factory=dict)
+    log_objective: np.ndarray = None
+
+    def __post_init__(self):
+        if self.log_objective is None:
+            self.log_objective = log_objective(self.objective)
 
     @property
     def n_steps(self):
         """T, the number of iterations (layers)."""
         return self.labels.shape[0]
 
-    @property
-    def log_objective(self):
-        """Natural log of :attr:`objective` (the paper's plotted metric)."""
-        return log_objective(self.objective)
+
+def squared_distances(X, C):
+    """Squared distances ``||x_i - c_j||^2`` (k, n) as ``||x_i||^2 + ||c_j||^2 - 2 c_j . x_i``.
+
+    One matrix product, no (k, n, d) array. The caller guarantees that X
+    (d, n) and C (d, k) are in a data frame (:mod:`kmt_ref.frame`), where the
+    expansion is well conditioned: every algorithm in kmt_ref runs in one.
+    """
+    return np.sum(X * X, axis=0)[None, :] + np.sum(C * C, axis=0)[:, None] - 2.0 * (C.T @ X)  # (k, n)
 
 
-def assign(X, C):
-    """Nearest center of each point, ties to the lowest index.
-
-    Parameters
-    ----------
-    X : ndarray, shape (d, n)
-    C : ndarray, shape (d, k)
+def nearest_center(X, C):
+    """``argmin_j`` of :func:`squared_distances` (ties: the lowest index), for X, C in a frame.
 
     Returns
     -------
     labels : ndarray of int, shape (n,)
     D : ndarray, shape (k, n)
-        Squared distances ``||x_i - c_j||^2`` computed as
-        ``||x_i||^2 + ||c_j||^2 - 2 c_j . x_i`` (one matrix product).
     """
-    D = np.sum(X * X, axis=0)[None, :] + np.sum(C * C, axis=0)[:, None] - 2.0 * (C.T @ X)  # (k, n)
+    D = squared_distances(X, C)  # (k, n)
     return np.argmin(D, axis=0), D
 
 
-def kmeans_objective(X, C):
-    """``sum_i min_j ||x_i - c_j||^2`` for X (d, n) and C (d, k).
+def frame_objective(X, C):
+    """``sum_i min_j ||x_i - c_j||^2`` for X, C already in a frame.
 
-    The nearest center is found with :func:`assign`; the distance to it is then
-    computed directly as ``||x_i - c_{l_i}||^2`` (no cancellation).
+    The nearest center is found with :func:`nearest_center`; the distance to it
+    is then computed directly as ``||x_i - c_{l_i}||^2`` (no cancellation).
     """
-    labels, _ = assign(X, C)
+    labels, _ = nearest_center(X, C)
     diff = X - C[:, labels]
     return float(np.sum(diff * diff))
+
+
+def _points_and_centers(X, C):
+    X = as_points(X, warn_shape=False)
+    C = as_points(C, "C", warn_shape=False)
+    if C.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"C has {C.shape[0]} rows but X has d={X.shape[0]}: both hold tokens as columns, "
+            f"shapes (d, k) and (d, n); got C.shape={C.shape}, X.shape={X.shape}"
+        )
+    return X, C
+
+
+def assign(X, C):
+    """Nearest center of each point, ties to the lowest index, for data anywhere in float64's range.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+    C : array_like, shape (d, k)
+
+    Returns
+    -------
+    labels : ndarray of int, shape (n,)
+    D : ndarray, shape (k, n)
+        Squared distances ``||x_i - c_j||^2`` in data units, computed as
+        ``||x_i||^2 + ||c_j||^2 - 2 c_j . x_i`` (one matrix product) in the
+        data frame of X (:mod:`kmt_ref.frame`), so that shifting or scaling
+        the data does not change the labels. Clipped at 0 (the expansion can
+        round an exact 0 to a tiny negative number); entries that overflow
+        float64 are ``inf``.
+    """
+    X, C = _points_and_centers(X, C)
+    frame = data_frame(X, C, names=("X", "C"))
+    labels, D = nearest_center(frame.to_frame(X), frame.to_frame(C))
+    return labels, frame.objective(np.maximum(D, 0.0))  # the expansion can round a 0 to -1e-16
+
+
+def kmeans_objective(X, C):
+    """``sum_i min_j ||x_i - c_j||^2`` for X (d, n) and C (d, k), in data units.
+
+    Computed in the data frame of X (:mod:`kmt_ref.frame`): the nearest center
+    by :func:`nearest_center`, the distance to it directly. The result
+    overflows to ``inf`` only where float64 cannot hold it; for its logarithm,
+    which is always finite when the objective is positive, see
+    :attr:`ClusteringTrace.log_objective`.
+    """
+    X, C = _points_and_centers(X, C)
+    frame = data_frame(X, C, names=("X", "C"))
+    return float(frame.objective(frame_objective(frame.to_frame(X), frame.to_frame(C))))
 
 
 def log_objective(obj):

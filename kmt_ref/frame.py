@@ -1,0 +1,167 @@
+r"""The data frame: where squared distances are computed, for data anywhere in float64's range.
+
+Every algorithm and circuit in kmt_ref computes squared distances as the
+expansion ``||x||^2 + ||c||^2 - 2 x.c`` (one matrix product, SPEC §2). In
+exact arithmetic that is ``||x - c||^2``; in floating point its error is about
+``eps (||x||^2 + ||c||^2)``, so it fails when the data sit far from the origin
+compared with their extent (data shifted by 1e9 with a spread of 0.3: the
+error, ~1e2, swamps every distance), and its squares overflow or underflow
+near the ends of float64's range (data at 1e160 or 1e-300).
+
+So the data are first moved into a **frame**, as part of the embedding
+(SPEC §3, "(open)": the project's own convention)::
+
+    x~ = (x - s) / 2^e,   c~ = (c - s) / 2^e          (every algorithm, every circuit)
+    c  = 2^e c~ + s                                  (read-out of the centers)
+
+- ``s`` (shift): zero when the midpoint of the data's bounding box lies within
+  four half-extents of the origin (the expansion is then already well
+  conditioned); otherwise that midpoint, per dimension.
+- ``e`` (exponent): zero when the largest ``|x~|`` lies in
+  ``[2^-200, 2^200]`` (squares of such numbers cannot overflow or
+  underflow); otherwise the power of two that brings it into ``[1/2, 1)``.
+  Scaling by a power of two is exact.
+
+On data of ordinary position and scale the frame is the identity and changes
+no bit of any result. Otherwise the expansion's error is at most about
+``25 eps r^2`` with ``r`` the data's half-extent, on every input: labels are
+invariant under shifting the data (up to the rounding of the shifted points
+themselves) and bit-for-bit invariant under scaling by powers of two.
+Distances are translation invariant, so squared distances in the frame are
+``2^{-2e}`` times those in data units: an inverse temperature that multiplies
+a squared distance of the data (soft k-means' beta, block 1's gamma) enters
+the frame as ``gamma 2^{2e}`` (:meth:`Frame.gamma`), and the objective leaves
+it as ``J~ 2^{2e}`` (:meth:`Frame.objective`).
+
+The classical references and the transformers use the same frame, so the
+bit-for-bit equalities between them hold in it (and therefore after the
+read-out). Any finite X has a frame (``|x - s|`` never exceeds ``max |x|``,
+even when ``max - min`` overflows). Limits (``ValueError`` naming the
+argument): initial centers more than ``2^400`` frame units from the data
+(their squared distances would overflow), and an inverse temperature that
+overflows when carried into the frame (:meth:`Frame.gamma`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Frame", "data_frame"]
+
+#: half-extent ratio beyond which the data are shifted to their bounding-box midpoint
+SHIFT_RATIO = 16.0
+#: exponents of the largest |x~| inside which no rescaling is needed
+EXPONENT_RANGE = (-199, 201)  # frexp exponents: 2^-200 <= R < 2^200
+#: bound on |c~| for initial centers (squares of 2^400 stay finite for any d < 2^220)
+CENTER_BOUND = 2.0 ** 400
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A shift ``s`` (d,) and a power-of-two scale ``2^e``: ``x~ = (x - s) / 2^e``.
+
+    Attributes
+    ----------
+    shift : ndarray, shape (d,)
+    exponent : int
+    """
+
+    shift: np.ndarray
+    exponent: int
+
+    @property
+    def is_identity(self):
+        return self.exponent == 0 and not np.any(self.shift)
+
+    def to_frame(self, A):
+        """``(A - s) / 2^e`` for A of shape (d, m)."""
+        if self.is_identity:
+            return A
+        return np.ldexp(A - self.shift[:, None], -self.exponent)
+
+    def from_frame(self, A):
+        """``2^e A + s`` for A of shape (..., d, m): centers back in data units."""
+        if self.is_identity:
+            return A
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(A, self.exponent) + self.shift[:, None]
+
+    def gamma(self, g, name="gamma"):
+        """An inverse temperature on squared data distances, in frame units: ``g 2^{2e}``.
+
+        Raises ``ValueError`` if a finite ``g`` overflows (the data are so
+        large that ``g`` times any squared distance is beyond float64).
+        """
+        if self.exponent == 0 or g == 0 or np.isinf(g):
+            return g
+        with np.errstate(over="ignore"):
+            out = float(np.ldexp(g, 2 * self.exponent))
+        if np.isinf(out):
+            raise ValueError(
+                f"{name}={g!r} times the squared extent of X (about 2^{2 * self.exponent}) overflows float64: "
+                f"every weight would be exactly one-hot; use a smaller {name} or rescale X"
+            )
+        return out
+
+    def objective(self, J):
+        """A sum of squared distances back in data units (``inf``/``0`` where float64 cannot hold it)."""
+        if self.exponent == 0:
+            return J
+        with np.errstate(over="ignore", under="ignore"):
+            return np.ldexp(J, 2 * self.exponent)
+
+    def log_objective(self, J):
+        """``log(J~ 2^{2e})`` computed as ``log J~ + 2 e log 2``: finite even where the objective is not."""
+        J = np.asarray(J, dtype=float)
+        with np.errstate(divide="ignore"):
+            return np.log(J) + 2 * self.exponent * np.log(2.0)
+
+
+def data_frame(X, C0=None, names=("X", "C0")):
+    """The frame of data X (d, n): see the module docstring.
+
+    Parameters
+    ----------
+    X : ndarray, shape (d, n)
+        Finite float64 data (validated).
+    C0 : ndarray, shape (d, k), optional
+        Initial centers: checked to lie within ``2^400`` frame units.
+    names : (str, str)
+        The arguments' names, for the error message.
+
+    Returns
+    -------
+    Frame
+
+    Raises
+    ------
+    ValueError
+        If a center of C0 is too far from the data for its squared distances
+        to be finite.
+    """
+    xname, cname = names
+    lo, hi = X.min(axis=1), X.max(axis=1)  # (d,)
+    mid = lo / 2 + hi / 2  # (d,) no overflow
+    half = hi / 2 - lo / 2  # (d,) >= 0
+    r = float(np.max(half))
+    shift = mid if float(np.max(np.abs(mid))) > SHIFT_RATIO * r else np.zeros_like(mid)
+    R = float(np.max(np.maximum(np.abs(hi - shift), np.abs(lo - shift))))  # <= max(|lo|, |hi|): finite
+    exponent = 0
+    if R > 0:
+        e = int(np.frexp(R)[1])  # R = m 2^e, m in [1/2, 1)
+        if not EXPONENT_RANGE[0] <= e <= EXPONENT_RANGE[1]:
+            exponent = e
+    frame = Frame(shift=shift, exponent=exponent)
+    if C0 is not None:
+        with np.errstate(over="ignore"):
+            far = np.max(np.abs(frame.to_frame(C0)), axis=0)  # (k,)
+        bad = np.flatnonzero(~(far <= CENTER_BOUND))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(
+                f"{cname}[:, {j}]={C0[:, j].tolist()!r:.80} lies too far from {xname} "
+                f"(more than 2^400 times {xname}'s extent from its center): its squared distances "
+                "to the data overflow float64"
+            )
+    return frame

@@ -1,0 +1,365 @@
+"""Numerics over the whole float64 range (issue 8, part 2), and input checks at the boundary.
+
+k-means does not care where the data sit or in what units. Every algorithm and
+circuit computes its squared distances in the data frame of X
+(:mod:`kmt_ref.frame`), so that:
+
+- labels are invariant under shifting the data (up to the rounding of the
+  shifted points themselves) and under scaling (bit for bit for powers of two);
+- every transformer equals its classical reference on such data exactly as on
+  data of unit scale (the same tolerances as the equivalence tests);
+- where float64 cannot hold the problem, a ValueError names the argument.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import kmt_ref
+from kmt_ref.frame import Frame, data_frame
+from kmt_ref.reference_sparse import randomized_kmedoids, robust_kmeans, trimmed_kmeans, trimmed_kmeans_attention
+from kmt_ref.validation import ColumnsWarning
+
+from cases import all_cases
+
+N_ITER = 6
+
+
+def blobs(seed=1, spread=0.3):
+    """Three separated blobs of unit scale, points as columns, and five initial centers."""
+    rng = np.random.default_rng(seed)
+    X = spread * rng.normal(size=(2, 150)) + np.repeat([[0.0, 2.0, 4.0], [0.0, 2.0, 0.0]], 50, axis=1)
+    return X, X[:, [0, 1, 2, 60, 120]].copy()
+
+
+def direct_labels(X, C):
+    """argmin_j ||x_i - c_j||^2 from the differences themselves (no expansion): the independent check."""
+    D = np.sum((X[:, None, :] - C[:, :, None]) ** 2, axis=0)  # (k, n)
+    return np.argmin(D, axis=0)
+
+
+# every (transformer, reference) pair, as functions of (X, C0, u): u multiplies every inverse
+# temperature (they act on squared data distances: scaling the data by a needs u = 1/a^2)
+def _medoid_pair(X, C0, u):
+    return (kmt_ref.randomized_kmedoids_transformer(X, C0, N_ITER, 20.0 * u, np.random.default_rng(3)),
+            randomized_kmedoids(X, C0, N_ITER, 20.0 * u, np.random.default_rng(3)))
+
+
+PAIRS = {
+    "lloyd": lambda X, C0, u: (kmt_ref.kmeans_transformer(X, C0, N_ITER), kmt_ref.lloyd(X, C0, N_ITER)),
+    "dot": lambda X, C0, u: (kmt_ref.kmeans_transformer(X, C0, N_ITER, attention="dot"),
+                             kmt_ref.lloyd(X, C0, N_ITER)),
+    "soft": lambda X, C0, u: (kmt_ref.soft_kmeans_transformer(X, C0, N_ITER, 2.0 * u),
+                              kmt_ref.soft_kmeans(X, C0, N_ITER, 2.0 * u)),
+    "trimmed": lambda X, C0, u: (kmt_ref.trimmed_kmeans_transformer(X, C0, N_ITER, 3.0 * u),
+                                 trimmed_kmeans_attention(X, C0, N_ITER, 3.0 * u)),
+    "robust": lambda X, C0, u: (kmt_ref.robust_kmeans_transformer(X, C0, N_ITER, 4.0 * u),
+                                robust_kmeans(X, C0, N_ITER, 4.0 * u)),
+    "kmedoids": _medoid_pair,
+}
+#: centers agree to this times the data's extent (the equivalence tests' tolerances; Lloyd: bit for bit)
+CENTER_RTOL = {"lloyd": 0.0, "dot": 1e-15, "soft": 1e-12, "trimmed": 1e-10, "robust": 1e-10, "kmedoids": 0.0}
+
+SHIFTS = [1e3, 1e7, 1e9, 1e12]
+SCALES = [2.0**-1000, 1e-300, 1e-160, 1e-20, 1e20, 1e160, 1e300]
+
+
+# --------------------------------------------------------------------------
+# the frame itself
+# --------------------------------------------------------------------------
+def test_frame_is_the_identity_on_the_built_in_data():
+    """No bit of any result on the project's own data changes: their frame is the identity."""
+    from kmt_ref.sparse_variants import blobs_with_outliers
+    from kmt_ref.tasks import sample_tasks
+
+    X, C0 = blobs()
+    assert data_frame(X, C0).is_identity
+    for X, C0 in (kmt_ref.validation_data(), kmt_ref.toy_data(), blobs_with_outliers(rng=np.random.default_rng(0))[:2]):
+        assert data_frame(X, C0).is_identity
+    Xb, Cb = sample_tasks(np.random.default_rng(0), 4, n=64, d=5, k=3)
+    assert all(data_frame(x, c).is_identity for x, c in zip(Xb, Cb))
+
+
+def test_frame_rule_on_the_case_table():
+    """Shifted exactly when the midpoint is more than 16 half-extents out; never rescaled at unit scale."""
+    for _, X, C0 in all_cases():
+        f = data_frame(X, C0)
+        mid, half = X.min(axis=1) / 2 + X.max(axis=1) / 2, X.max(axis=1) / 2 - X.min(axis=1) / 2
+        assert bool(np.any(f.shift)) == bool(np.max(np.abs(mid)) > 16 * np.max(half))
+        assert f.exponent == 0
+
+
+def test_frame_shifts_far_data_and_rescales_extreme_scales():
+    X, C0 = blobs()
+    f = data_frame(X + 1e9, C0 + 1e9)
+    assert f.exponent == 0 and np.all(np.abs(f.shift - 1e9) < 10)
+    Xf = f.to_frame(X + 1e9)
+    assert np.max(np.abs(Xf)) < 5  # centered: of the order of the extent
+    f = data_frame(1e300 * X)
+    assert not np.any(f.shift) and 0.5 <= np.max(np.abs(f.to_frame(1e300 * X))) < 1
+    f = data_frame(1e-300 * X)
+    assert 0.5 <= np.max(np.abs(f.to_frame(1e-300 * X))) < 1
+    # a power of two is exact both ways
+    np.testing.assert_array_equal(f.from_frame(f.to_frame(1e-300 * X)), 1e-300 * X)
+
+
+def test_frame_gamma_and_objective_scale_by_powers_of_two():
+    f = Frame(np.zeros(2), -3)
+    assert f.gamma(5.0) == 5.0 * 2.0**-6
+    assert f.objective(1.0) == 2.0**-6
+    assert f.log_objective(1.0) == pytest.approx(-6 * np.log(2.0))
+    big = Frame(np.zeros(2), 600)
+    with pytest.raises(ValueError, match=r"beta=1\.0 .* overflows"):
+        big.gamma(1.0, "beta")
+    assert big.gamma(np.inf) == np.inf and big.gamma(0.0) == 0.0
+
+
+# --------------------------------------------------------------------------
+# labels invariant under shifts and scales; transformers equal references there
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("shift", SHIFTS)
+def test_lloyd_labels_are_those_of_direct_distances_on_shifted_data(shift):
+    X, C0 = blobs()
+    Xs, Cs = X + shift, C0 + shift
+    tr = kmt_ref.lloyd(Xs, Cs, N_ITER)
+    base = kmt_ref.lloyd(X, C0, N_ITER)
+    for t in range(N_ITER):
+        # the centers read out in data units are rounded to ulp(shift) (1.2e-4 at 1e12); a point whose two
+        # nearest centers are closer than that in squared distance may be labelled against the unrounded ones
+        D = np.sum((Xs[:, None, :] - tr.centers[t][:, :, None]) ** 2, axis=0)  # (k, n), direct
+        n = np.arange(Xs.shape[1])
+        gap = D[tr.labels[t], n] - D.min(axis=0)
+        assert np.all(gap <= 8 * np.spacing(shift) * np.ptp(X)), np.max(gap)
+        if shift <= 1e9:
+            np.testing.assert_array_equal(tr.labels[t], direct_labels(Xs, tr.centers[t]))
+    if shift <= 1e9:  # beyond, the rounding of the shifted points (ulp(1e12) = 1e-4) moves a boundary point
+        np.testing.assert_array_equal(tr.labels, base.labels)
+    # the centers move with the data: off by the rounding of the shifted points (ulp(shift))
+    np.testing.assert_allclose(tr.centers - shift, base.centers, rtol=0, atol=4 * np.spacing(shift))
+    np.testing.assert_allclose(tr.log_objective, base.log_objective, rtol=0, atol=1e-6 * (1 + shift * 1e-9))
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_lloyd_labels_invariant_under_scaling(scale):
+    X, C0 = blobs()
+    base = kmt_ref.lloyd(X, C0, N_ITER)
+    tr = kmt_ref.lloyd(scale * X, scale * C0, N_ITER)
+    np.testing.assert_array_equal(tr.labels, base.labels)
+    np.testing.assert_allclose(tr.centers / scale, base.centers, rtol=1e-14, atol=1e-14)
+    # the objective itself may over- or underflow; its log is finite and shifts by 2 log(scale)
+    assert np.all(np.isfinite(tr.log_objective))
+    np.testing.assert_allclose(tr.log_objective - 2 * np.log(scale), base.log_objective, rtol=0, atol=1e-12)
+    if scale == 1e160:
+        assert np.all(np.isinf(tr.objective))  # 1e320: beyond float64, reported as inf (no warning)
+    if scale == 1e-300:
+        assert np.all(tr.objective == 0)  # 1e-600: below float64
+
+
+def test_power_of_two_scaling_is_bit_for_bit():
+    X, C0 = blobs()
+    base = kmt_ref.kmeans_transformer(X, C0, N_ITER)
+    for p in (-1000, -600, 600, 1000):
+        tr = kmt_ref.kmeans_transformer(np.ldexp(X, p), np.ldexp(C0, p), N_ITER)
+        np.testing.assert_array_equal(tr.labels, base.labels)
+        np.testing.assert_array_equal(tr.centers, np.ldexp(base.centers, p))
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@pytest.mark.parametrize("transform", [("shift", s) for s in SHIFTS] + [("scale", s) for s in SCALES])
+def test_transformer_equals_reference_on_shifted_and_scaled_data(name, transform):
+    kind, v = transform
+    X, C0 = blobs()
+    Xt, Ct = (X + v, C0 + v) if kind == "shift" else (v * X, v * C0)
+    with np.errstate(over="ignore", divide="ignore"):
+        u = 1.0 if kind == "shift" else 1.0 / np.float64(v) ** 2  # the same problem in the new units
+    if not 0 < u < np.inf:
+        u = 1.0  # 1/v^2 is beyond float64: the plain gammas (another problem, still an equality)
+    if name not in ("lloyd", "dot") and kind == "scale" and v >= 1e20 and u == 1.0:
+        # gamma = O(1) on data at 1e160: gamma times a squared distance is beyond float64
+        with pytest.raises(ValueError, match=r"gamma2?|beta"):
+            PAIRS[name](Xt, Ct, u)
+        return
+    tr, ref = PAIRS[name](Xt, Ct, u)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    extent = np.ptp(Xt) if kind == "scale" else np.ptp(X)
+    np.testing.assert_allclose(tr.centers, ref.centers, rtol=0, atol=CENTER_RTOL[name] * extent)
+    # invariance: the same labels as on the original data, wherever the problem is the same one and the
+    # shifted points are within ~1e-7 of the originals (ulp(1e9) = 1.2e-7; at 1e12 it is 1.2e-4, and a
+    # point that close to a boundary may change sides: that is the data changing, not the algorithm)
+    if (kind == "shift" and v <= 1e9) or (kind == "scale" and (u != 1.0 or name in ("lloyd", "dot"))):
+        base_tr, _ = PAIRS[name](X, C0, 1.0)
+        np.testing.assert_array_equal(tr.labels, base_tr.labels)
+
+
+def test_soft_kmeans_beta_beyond_float64_raises():
+    X, C0 = blobs()
+    for fn in (kmt_ref.soft_kmeans, kmt_ref.soft_kmeans_transformer):
+        with pytest.raises(ValueError, match="beta"):
+            fn(1e200 * X, 1e200 * C0, 3, 2.0)
+
+
+def test_trimmed_cuesta_albertos_invariant_under_shift_and_scale():
+    X, C0 = blobs()
+    base = trimmed_kmeans(X, C0, N_ITER, 0.1)
+    for Xt, Ct in ((X + 1e9, C0 + 1e9), (1e-300 * X, 1e-300 * C0), (1e300 * X, 1e300 * C0)):
+        np.testing.assert_array_equal(trimmed_kmeans(Xt, Ct, N_ITER, 0.1).labels, base.labels)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+def test_spherical_kmeans_at_any_scale(scale):
+    X, C0 = blobs()
+    X, C0 = X + np.array([[3.0], [0.5]]), C0 + np.array([[3.0], [0.5]])
+    base = kmt_ref.spherical_kmeans(X, C0, N_ITER)
+    ref = kmt_ref.spherical_kmeans(scale * X, scale * C0, N_ITER)
+    tr = kmt_ref.spherical_kmeans_transformer(scale * X, scale * C0, N_ITER)
+    np.testing.assert_array_equal(ref.labels, base.labels)
+    np.testing.assert_array_equal(tr.labels, base.labels)
+    np.testing.assert_allclose(ref.centers, base.centers, rtol=0, atol=4e-16)
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+
+
+def test_spherical_equal_points_and_centers_tie_the_same_way():
+    """All points equal, centers equal to them: an exact tie in exact arithmetic, broken identically."""
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        d, n = int(rng.integers(1, 4)), int(rng.integers(2, 20))
+        k = int(rng.integers(1, min(n, 5) + 1))
+        v = rng.normal(size=(d, 1))
+        X = np.repeat(v, n, axis=1)
+        C0 = np.repeat(v if seed % 2 else rng.normal(size=(d, 1)), k, axis=1)
+        ref = kmt_ref.spherical_kmeans(X, C0, 3)
+        tr = kmt_ref.spherical_kmeans_transformer(X, C0, 3)
+        np.testing.assert_array_equal(tr.labels, ref.labels)
+        np.testing.assert_array_equal(tr.centers, ref.centers)
+
+
+@pytest.mark.parametrize("case", all_cases(), ids=[c[0] for c in all_cases()])
+def test_spherical_centers_bit_for_bit_on_the_case_table(case):
+    _, X, C0 = case
+    if np.any(np.all(X == 0, axis=0)) or np.any(np.all(C0 == 0, axis=0)):
+        pytest.skip("zero vectors have no direction (ValueError, tested elsewhere)")
+    ref = kmt_ref.spherical_kmeans(X, C0, 4)
+    tr = kmt_ref.spherical_kmeans_transformer(X, C0, 4)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+
+
+def test_robust_with_duplicate_initial_centers_equals_reference():
+    bad = []
+    for seed in range(150):
+        rng = np.random.default_rng(seed)
+        d, n = int(rng.integers(1, 4)), int(rng.integers(3, 40))
+        X = rng.normal(size=(d, n)) * rng.choice([0.1, 1.0, 10.0]) + rng.choice([0.0, 1e7])
+        k = int(rng.integers(2, min(n, 6) + 1))
+        idx = rng.integers(0, n, k)
+        idx[1] = idx[0]  # two identical initial centers
+        g = float(rng.choice([0.01, 0.5, 4.0, 50.0]))
+        tr = kmt_ref.robust_kmeans_transformer(X, X[:, idx], 6, g)
+        ref = robust_kmeans(X, X[:, idx], 6, g)
+        if not np.array_equal(tr.labels, ref.labels):
+            bad.append(seed)
+    assert bad == []
+
+
+# --------------------------------------------------------------------------
+# where float64 cannot hold the problem: a ValueError naming the argument
+# --------------------------------------------------------------------------
+def test_data_whose_extent_overflows_float64_are_still_clustered():
+    """max - min = 2e308 overflows, but every |x - s| is representable: the frame handles it."""
+    X = np.array([[-1e308, -0.9e308, 0.0, 0.1e308, 0.9e308, 1e308]])
+    C0 = X[:, [0, 2, 5]]
+    ref = kmt_ref.lloyd(X, C0, 3)
+    tr = kmt_ref.kmeans_transformer(X, C0, 3)
+    np.testing.assert_array_equal(ref.labels[-1], [0, 0, 1, 1, 2, 2])
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+    np.testing.assert_allclose(ref.centers[-1], [[-0.95e308, 0.05e308, 0.95e308]], rtol=1e-15)
+    assert np.all(np.isfinite(ref.log_objective)) and np.all(np.isinf(ref.objective))
+
+
+def test_initial_centers_too_far_raise():
+    X, C0 = blobs()
+    C0 = C0.copy()
+    C0[:, 1] = 1e200
+    for fn in (kmt_ref.lloyd, kmt_ref.kmeans_transformer):
+        with pytest.raises(ValueError, match=r"C0\[:, 1\].*too far"):
+            fn(X, C0, 2)
+
+
+def test_far_initial_center_within_range_still_exact():
+    X, C0 = blobs()
+    C0 = C0.copy()
+    C0[:, 4] = 1e100  # far, but its squared distance (1e200) is representable: it simply stays empty
+    ref = kmt_ref.lloyd(X, C0, N_ITER)
+    tr = kmt_ref.kmeans_transformer(X, C0, N_ITER)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+    assert np.all(ref.centers[:, :, 4] == 1e100)
+
+
+# --------------------------------------------------------------------------
+# kmeans_objective and assign at the boundary
+# --------------------------------------------------------------------------
+def test_kmeans_objective_checks_its_input():
+    X, C0 = blobs()
+    Xn = X.copy()
+    Xn[0, 3] = np.nan
+    with pytest.raises(ValueError, match=r"X contains NaN"):
+        kmt_ref.kmeans_objective(Xn, C0)
+    with pytest.raises(ValueError, match=r"C has 3 rows but X has d=2"):
+        kmt_ref.kmeans_objective(X, np.zeros((3, 2)))
+    with pytest.raises(ValueError, match=r"C has 3 rows"):
+        kmt_ref.assign(X, np.zeros((3, 2)))
+
+
+def test_kmeans_objective_and_assign_on_shifted_and_scaled_data():
+    X, C0 = blobs()
+    J = kmt_ref.kmeans_objective(X, C0)
+    labels, D = kmt_ref.assign(X, C0)
+    assert kmt_ref.kmeans_objective(X + 1e9, C0 + 1e9) == pytest.approx(J, rel=1e-6)
+    np.testing.assert_array_equal(kmt_ref.assign(X + 1e9, C0 + 1e9)[0], labels)
+    assert kmt_ref.kmeans_objective(2.0**-900 * X, 2.0**-900 * C0) == J * 2.0**-1800
+    assert kmt_ref.kmeans_objective(1e300 * X, 1e300 * C0) == np.inf
+    labels_big, D_big = kmt_ref.assign(1e300 * X, 1e300 * C0)
+    np.testing.assert_array_equal(labels_big, labels)
+    assert np.all(np.isinf(D_big[D > 0])) and np.all(D_big[D == 0] == 0)  # 1e600 overflows; 0 stays 0
+
+
+# --------------------------------------------------------------------------
+# masked, sparse and transposed input
+# --------------------------------------------------------------------------
+def test_masked_arrays_are_refused_not_ignored():
+    X, C0 = blobs()
+    Xm = np.ma.masked_array(X, mask=np.zeros_like(X, dtype=bool))
+    Xm[0, 5] = np.ma.masked
+    for fn in (lambda: kmt_ref.lloyd(Xm, C0, 2), lambda: kmt_ref.kmeans_transformer(Xm, C0, 2),
+               lambda: kmt_ref.rows_to_columns(Xm.T)):
+        with pytest.raises(TypeError, match=r"masked array with 1 masked entries"):
+            fn()
+    # nothing masked: nothing to ignore, the data are used
+    Xok = np.ma.masked_array(X)
+    np.testing.assert_array_equal(kmt_ref.lloyd(Xok, C0, 2).centers, kmt_ref.lloyd(X, C0, 2).centers)
+
+
+def test_sparse_matrices_are_refused():
+    sparse = pytest.importorskip("scipy.sparse")
+    X, C0 = blobs()
+    with pytest.raises(TypeError, match=r"sparse matrix"):
+        kmt_ref.lloyd(sparse.csr_matrix(X), C0, 2)
+
+
+def test_more_rows_than_columns_warns_naming_the_convention():
+    X, C0 = blobs()
+    with pytest.warns(ColumnsWarning, match=r"points as columns.*rows_to_columns"):
+        kmt_ref.lloyd(X[:, :30].T, X[:, :30].T[:, :2], 2)  # rows passed: (30, 2) read as d=30, n=2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ColumnsWarning)
+        kmt_ref.lloyd(X, C0, 2)  # points as columns: no warning
+        kmt_ref.rows_to_columns(X[:, :30].T)  # the rows helper knows what it was given
+
+
+def test_columns_warning_points_at_the_callers_line():
+    X, _ = blobs()
+    with pytest.warns(ColumnsWarning) as rec:
+        kmt_ref.kmeans_transformer(X[:, :4].T, X[:, :4].T[:, :2], 1, attention="dot")
+    assert rec[0].filename == __file__
