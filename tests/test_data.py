@@ -56,8 +56,9 @@ def test_numpy_integer_seeds_and_counts():
     (-1, ValueError, "{}=-1 should be >= 0"),
 ])
 def test_bad_seed_names_the_argument(seed, error, message):
-    """gaussian_blobs calls its seed rng; toy_data and validation_data call it seed."""
-    with pytest.raises(error, match="^" + message.format("rng")):
+    """The seed is named seed in the messages (gaussian_blobs' argument is rng, but
+    tests/test_demo_and_plots.py pins "seed=-1" for it)."""
+    with pytest.raises(error, match="^" + message.format("seed")):
         gaussian_blobs(3, 2, 4, rng=seed)
     for f in (toy_data, validation_data):
         with pytest.raises(error, match="^" + message.format("seed")):
