@@ -33,8 +33,13 @@ ONE_HOT_1E4 = [3900, 3766, 3676, 3591, 3515, 3477, 3471, 3472, 3484, 3497]
 LABELS_DIFFER_1E4 = [0, 39, 30, 19, 24, 22, 11, 18, 15, 17]
 #: max_t |log J_transformer(t) - log J_Lloyd(t)|
 MAX_LOG_J_GAP_1E4 = 9.41e-4
-#: block 1's weights at the last layer, exactly one-hot if computed in float32
+#: block 1's weights at the last layer, exactly one-hot if computed in float32: the same on every
+#: machine (test_float32_one_hot_count_is_machine_independent shows why)
 FLOAT32_ONE_HOT_1E4 = 7891
+#: float32 ``exp(a)`` is exactly 0.0 for a <= -103.972084 and positive for a >= -103.97208 (a result
+#: below 2**-150 rounds to 0). Measured with numpy 2.4 on its AVX512F, AVX2 and baseline code paths
+#: (NPY_DISABLE_CPU_FEATURES) and with numpy 1.26: the same float32 boundary on all four.
+FLOAT32_EXP_UNDERFLOW = -103.97208
 
 
 @pytest.fixture(scope="module")
@@ -213,6 +218,33 @@ def test_float32_one_hot_thresholds(gamma, n64, n32):
     # float64 underflow at gamma * gap > 745.13; float32 at > 103.97
     assert one_hot_count(softmax(-D, gamma=gamma, axis=0)) == n64
     assert float32_one_hot(X, C, gamma) == n32
+
+
+def test_float32_one_hot_count_is_machine_independent(demo):
+    """FLOAT32_ONE_HOT_1E4 holds on any CPU, not only on the one that measured it.
+
+    A point's float32 block-1 weights are exactly one-hot iff ``exp`` underflows to 0.0 at every
+    center but the nearest, i.e. iff its second-largest softmax argument
+    ``a = float32(gamma * (S_j - max S))``, ``S = float32(-D)``, lies below the underflow point
+    of float32 ``exp``. Two things vary between machines: which float32 ``exp`` numpy runs (AVX512F,
+    AVX2 or the C library's, by CPU) and the last bits of D (a BLAS product; the kernel depends on
+    the CPU). Neither moves the count unless some ``a`` lies near the threshold: the implementations
+    measured agree on the float32 boundary (FLOAT32_EXP_UNDERFLOW; one float32 ulp there is 7.6e-6),
+    and a last-bit change of D can at most flip the float32 rounding of D (<= 2 here, so by 1.2e-7),
+    which moves ``a`` by at most gamma * 1.2e-7 = 1.2e-3. Measured: the nearest ``a`` is 0.018 from
+    the threshold (2,400 float32 ulps). So the count is pinned exactly, and this test checks that
+    it does not change when the threshold moves by 0.01 either way (8x the largest possible shift).
+    """
+    X, C, gamma = demo.X, demo.transformers[1e4].centers[-2], np.float32(1e4)
+    _, D = assign(X, C)  # (k, n) float64
+    S = (-D).astype(np.float32)
+    a = np.sort(gamma * (S - S.max(axis=0)), axis=0)[-2]  # (n,) the largest argument below the maximum
+    lo, hi = FLOAT32_EXP_UNDERFLOW - 0.01, FLOAT32_EXP_UNDERFLOW + 0.01
+    assert np.exp(np.float32(lo)) == 0.0 < np.exp(np.float32(hi)), "this machine's float32 exp underflows elsewhere"
+    assert np.sum(a < lo) == np.sum(a < hi) == FLOAT32_ONE_HOT_1E4
+    assert float32_one_hot(X, C, 1e4) == FLOAT32_ONE_HOT_1E4
+    # and the window is not vacuous: moving the threshold by 0.1 would change the count
+    assert np.sum(a < FLOAT32_EXP_UNDERFLOW - 0.1) < FLOAT32_ONE_HOT_1E4 < np.sum(a < FLOAT32_EXP_UNDERFLOW + 0.1)
 
 
 # --------------------------------------------------------------------------
