@@ -363,3 +363,44 @@ def test_columns_warning_points_at_the_callers_line():
     with pytest.warns(ColumnsWarning) as rec:
         kmt_ref.kmeans_transformer(X[:, :4].T, X[:, :4].T[:, :2], 1, attention="dot")
     assert rec[0].filename == __file__
+
+
+def _exact_sparsemax_mean(xs, c, g):
+    """The robust update in exact rational arithmetic: sum_i p_i x_i, p = sparsemax(-g (x_i - c)^2), d = 1."""
+    from fractions import Fraction
+
+    z = [-Fraction(g) * (Fraction(x) - Fraction(c)) ** 2 for x in xs]
+    zs = sorted(z, reverse=True)
+    support = max(s for s in range(1, len(zs) + 1) if 1 + s * zs[s - 1] > sum(zs[:s]))
+    tau = (sum(zs[:support]) - 1) / support
+    p = [max(zi - tau, 0) for zi in z]
+    return sum(pi * Fraction(x) for pi, x in zip(p, xs)) / sum(p)
+
+
+def test_robust_duplicate_centers_split_only_where_rounding_decides():
+    """The README's bound for the circuits whose centers agree with their reference to rounding only.
+
+    Three identical initial centers at 0.5 over data nearly symmetric about it: step 1 gives every
+    point to center 0 (an exact tie, lowest index); the empty centers 1 and 2 stay at 0.5. Center 0's
+    sparsemax-weighted mean is, in exact arithmetic, within 1e-16 of 0.5, so from step 2 every point
+    is equidistant from centers 0 and 1 up to less than an ulp, and rounding decides: the reference
+    rounds center 0 to 0.5 (the tie then goes to center 0), the transformer to 0.5 - 3 ulp (0.8 and 0.9
+    go to center 1). Both are within a few ulps of the exact center; what differs is which side of
+    a sub-ulp gap each landed on. On exactly symmetric (dyadic) data there is nothing to round and the
+    two agree.
+    """
+    X = np.array([[0.1, 0.2, 0.3, 0.7, 0.8, 0.9]])
+    C0 = np.full((1, 3), 0.5)
+    tr = kmt_ref.robust_kmeans_transformer(X, C0, 2, 0.5)
+    ref = robust_kmeans(X, C0, 2, 0.5)
+    np.testing.assert_array_equal(tr.labels[0], ref.labels[0])
+    exact = _exact_sparsemax_mean(X[0], 0.5, 0.5)
+    assert abs(float(exact - 0.5)) < np.spacing(0.5)  # the exact center: less than an ulp from the kept ones
+    for c in (tr.centers[1, 0, 0], ref.centers[1, 0, 0]):
+        assert abs(c - float(exact)) <= 4 * np.spacing(0.5)
+    assert not np.array_equal(tr.labels[1], ref.labels[1])  # so the near-tie is split differently
+    Xd = np.array([[0.125, 0.25, 0.375, 0.625, 0.75, 0.875]])  # exactly symmetric: an exact tie
+    assert _exact_sparsemax_mean(Xd[0], 0.5, 0.5) == 0.5
+    tr, ref = kmt_ref.robust_kmeans_transformer(Xd, C0, 4, 0.5), robust_kmeans(Xd, C0, 4, 0.5)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_array_equal(tr.centers, ref.centers)
