@@ -169,6 +169,12 @@ fig.tight_layout()
 #
 # and are loaded here; the cell after recomputes the first 32 of those tasks live (fewer than 320,
 # to keep this notebook under a minute) and checks that they agree.
+#
+# *Agree how closely? Lloyd's curves are float64 and come out the same on every machine. The trained
+# layer runs in float32: another CPU or BLAS kernel sums in another order, the last bits differ, and
+# over 20 steps a near-tie can send one task down a slightly different path (by up to 0.016 in its
+# log objective, measured). So the check compares two robust statistics per step, with tolerances
+# that were measured (the comment in the cell says how), not every element.*
 
 # %%
 ev, info = load_evaluation(MODELS_DIR / "evaluation.npz")
@@ -183,10 +189,24 @@ fig = plot_evaluation_curves({"Lloyd": base["lloyd"], "trained (d+k)": base["pap
                              title="320 tasks, d=32, k=10, n=512 (band: min-max over tasks)")
 
 # %%
-live = evaluate(paper.params, "onehot", n_tasks=32, n=512, d=32, k=10, n_steps=20)
-np.testing.assert_allclose(live["model"], base["paper"][:32], atol=1e-6)    # same seed: the first 32 tasks
-np.testing.assert_allclose(live["lloyd"], base["lloyd"][:32], atol=1e-12)
-print("live re-evaluation of 32 tasks matches the stored curves")
+live = evaluate(paper.params, "onehot", n_tasks=32, n=512, d=32, k=10, n_steps=20)  # same seed: the first 32 tasks
+np.testing.assert_allclose(live["lloyd"], base["lloyd"][:32], rtol=0, atol=1e-12)      # float64: any machine
+# The float32 model: per step t, (a) the median over the 32 tasks of |live - stored| and (b) |mean over
+# tasks of (live - stored)|, the paper's metric. Measured: the stored run against re-runs with OpenBLAS's
+# Haswell, Sandybridge, Nehalem and Katmai kernels (OPENBLAS_CORETYPE), 1 and 2 threads, numpy's SSE
+# code path (NPY_DISABLE_CPU_FEATURES), numpy 1.26 with its own OpenBLAS, and weights moved by one
+# float32 ulp: 9 settings, 82 blocks of 32 tasks (2,624 re-run tasks). Largest (a): 9.1e-7; largest
+# (b): 4.9e-4 (one task of 32 off by 0.016, every other task within 8e-4). Tolerances: (a) 1e-5, 11x
+# the largest; (b) 5e-3, 10x the largest: one task would have to move by 0.16, 10x the largest jump.
+# A wrong task seed lies far outside, (a) >= 0.12 at every step; so does a wrong model (the d-only one, or
+# Lloyd's curves), (a) >= 0.13 and (b) >= 0.1 at every step after t = 0 (tests/test_float32_reproducibility.py).
+MEDIAN_TOL, MEAN_TOL = 1e-5, 5e-3
+diff = live["model"] - base["paper"][:32]                         # (32, 21)
+median_dev = np.median(np.abs(diff), axis=0)                      # (21,)
+mean_dev = np.abs(diff.mean(axis=0))                              # (21,)
+assert np.all(median_dev <= MEDIAN_TOL) and np.all(mean_dev <= MEAN_TOL), (median_dev.max(), mean_dev.max())
+print(f"live re-evaluation of 32 tasks vs the stored curves: median |difference| <= {median_dev.max():.1e}, "
+      f"|mean difference| <= {mean_dev.max():.1e}, largest single difference {np.abs(diff).max():.1e}")
 
 # %% [markdown]
 # *The spread: per task, how often does the trained layer end below Lloyd?*

@@ -1,0 +1,124 @@
+"""The float32 evaluation agrees with the stored one on any machine, to a measured tolerance (issue 8).
+
+The trained layer runs in float32 (as the authors' PyTorch code does). Another CPU or BLAS kernel
+sums in another order, so a live re-evaluation differs from the stored curves
+(``kmt_ref/models/evaluation.npz``) in the last bits, and over 20 re-embedded steps a near-tie
+can send a single task down a slightly different path. An element-wise ``atol=1e-6`` held only
+on the machine that wrote the file. Notebook 04 compares, per step t, two robust statistics:
+
+(a) the median over tasks of ``|live - stored|`` (most tasks agree to rounding);
+(b) ``|mean over tasks of (live - stored)|`` (the paper's metric; bounds what the jumps do to it).
+
+Measured (issue 8) on blocks of 32 of the 320 stored tasks: the stored run (OpenBLAS 0.3.31
+SkylakeX kernel, numpy 2.4, AVX512) against re-runs with
+
+================================================  =======  =======  ============
+setting                                           (a) max  (b) max  one task max
+================================================  =======  =======  ============
+OPENBLAS_CORETYPE=Haswell (same with AVX2 only)   8.0e-7   4.9e-4   1.6e-2
+Haswell, OPENBLAS_NUM_THREADS=1, AVX2 only        6.2e-7   1.8e-4   5.7e-3
+Sandybridge                                       7.9e-7   2.2e-4   7.0e-3
+Nehalem, SSE only                                 6.9e-7   1.4e-4   4.6e-3
+Katmai, SSE only (64 tasks)                       8.2e-7   3.3e-4   1.1e-2
+SSE only (SkylakeX kernel)                        2.9e-7   1.9e-4   6.0e-3
+numpy 1.26, OpenBLAS 0.3.23 (Prescott), 1 thread  8.9e-7   1.3e-4   4.1e-3
+numpy 1.26, OpenBLAS 0.3.23, Haswell              7.6e-7   3.0e-4   9.7e-3
+weights moved by one float32 ulp                  9.1e-7   2.2e-4   7.0e-3
+SkylakeX kernel, 1 thread                         0        0        0
+================================================  =======  =======  ============
+
+(numpy's AVX2 path is set with ``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL AVX512_SPR"``, the
+SSE path by adding ``X86_V3``.) In every block at most one task moved by more than 8.2e-4. Hence
+MEDIAN_TOL = 1e-5 (11x the largest (a)) and MEAN_TOL = 5e-3 (10x the largest (b); a single task
+would have to move by 0.16, 10x the largest jump in 2,624 re-run tasks). Against the stored curves
+a wrong task seed gives (a) >= 0.12 at every step and a wrong model (the d-only ablation, or Lloyd)
+(a) >= 0.13, (b) >= 0.1 at every step after t = 0: the tests below show both fail.
+"""
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kmt_ref.training import EVAL_SEED, MODELS_DIR, evaluate, load_checkpoint, load_evaluation, setting_label
+
+#: tolerances of notebook 04's live re-evaluation (measured; see the module docstring)
+MEDIAN_TOL, MEAN_TOL = 1e-5, 5e-3
+NOTEBOOK_SRC = Path(__file__).parent.parent / "notebooks" / "src" / "04_learning_to_cluster.py"
+NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "04_learning_to_cluster.ipynb"
+
+
+def deviations(live, stored):
+    """Per step: median over tasks of |live - stored| and |mean over tasks of (live - stored)|."""
+    diff = np.asarray(live) - np.asarray(stored)  # (tasks, T+1)
+    return np.median(np.abs(diff), axis=0), np.abs(diff.mean(axis=0))
+
+
+def agrees(live, stored):
+    median_dev, mean_dev = deviations(live, stored)
+    return bool(np.all(median_dev <= MEDIAN_TOL) and np.all(mean_dev <= MEAN_TOL))
+
+
+@pytest.fixture(scope="module")
+def base():
+    ev, _ = load_evaluation(MODELS_DIR / "evaluation.npz")
+    return ev[setting_label("random", 512, "normal")]
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return load_checkpoint(MODELS_DIR / "paper.npz", d=32, k=10)
+
+
+def test_notebook_04_uses_these_tolerances():
+    pattern = re.compile(r"^MEDIAN_TOL, MEAN_TOL = (\S+), (\S+)$", re.M)
+    cells = json.loads(NOTEBOOK.read_text())["cells"]
+    stored = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    for text in (NOTEBOOK_SRC.read_text(), stored):  # the source and the executed notebook (rebuild it)
+        found = pattern.findall(text)
+        assert [tuple(map(float, f)) for f in found] == [(MEDIAN_TOL, MEAN_TOL)]
+
+
+def test_stored_curves_agree_with_themselves(base):
+    assert agrees(base["paper"][:32], base["paper"][:32])
+
+
+def test_one_ulp_change_of_the_weights_stays_within_the_tolerance(base, paper):
+    """A rounding difference like another machine's: move every weight by one float32 ulp.
+
+    Some tasks then differ from the stored curves by more than 1e-6 (the old element-wise check
+    fails), but both robust statistics stay within their tolerances, on any machine.
+    """
+    rng = np.random.default_rng(123)
+    params = {key: np.nextafter(v, np.where(rng.random(v.shape) < 0.5, np.inf, -np.inf).astype(v.dtype))
+              for key, v in paper.params.items()}
+    assert all(v.dtype == np.float32 for v in params.values())
+    assert all(np.all(params[key] != paper.params[key]) for key in params)
+    live = evaluate(params, "onehot", n_tasks=32, n=512, d=32, k=10, n_steps=20)
+    stored = base["paper"][:32]
+    assert np.max(np.abs(live["model"] - stored)) > 1e-6  # not bit-identical: the test has something to absorb
+    median_dev, mean_dev = deviations(live["model"], stored)
+    assert np.all(median_dev <= MEDIAN_TOL), median_dev.max()
+    assert np.all(mean_dev <= MEAN_TOL), mean_dev.max()
+    np.testing.assert_allclose(live["lloyd"], base["lloyd"][:32], rtol=0, atol=1e-12)  # float64: untouched
+
+
+@pytest.mark.parametrize("wrong", ["paper_d_only", "lloyd"])
+def test_a_wrong_model_falls_outside_the_tolerance(base, wrong):
+    """The d-only ablation (or Lloyd) on the same tasks: far outside, at every step after t = 0."""
+    median_dev, mean_dev = deviations(base[wrong][:32], base["paper"][:32])
+    assert median_dev[0] == mean_dev[0] == 0.0  # t = 0: the same tasks and initial centers
+    assert np.all(median_dev[1:] > 1e4 * MEDIAN_TOL) and np.all(mean_dev[1:] > 20 * MEAN_TOL)
+    assert not agrees(base[wrong][:32], base["paper"][:32])
+
+
+def test_a_wrong_task_seed_falls_outside_the_tolerance(base, paper):
+    """The right model on tasks of another seed (or other stored tasks): median >= 0.1 at every step."""
+    wrong = evaluate(paper.params, "onehot", n_tasks=32, n=512, d=32, k=10, n_steps=1, seed=EVAL_SEED + 1)
+    median_dev, _ = deviations(wrong["model"], base["paper"][:32, :2])
+    assert np.all(median_dev > 1e4 * MEDIAN_TOL)
+    for start in range(32, 320, 32):  # every other block of stored tasks stands in for another seed
+        median_dev, _ = deviations(base["paper"][start:start + 32], base["paper"][:32])
+        assert np.all(median_dev > 1e4 * MEDIAN_TOL), start
+        assert not agrees(base["paper"][start:start + 32], base["paper"][:32])
