@@ -215,6 +215,9 @@ def test_plateau_halves_after_patience_evaluations_without_improvement():
 def test_short_training_lowers_the_validation_score(tmp_path):
     ck = train(dataclasses.replace(TINY, steps=60), seed=3, out=tmp_path / "m.npz", log=lambda s: None)
     val = ck.history["val"]
+    # float32 training: the trajectory depends on the CPU's BLAS kernel in the last bits, not the
+    # outcome. Measured val[-1] / val[0] = 0.7125 (2.691035 -> 1.917349 or ...350) with OpenBLAS's
+    # SkylakeX, Haswell, Sandybridge and Nehalem kernels, numpy's SSE path and numpy 1.26: 0.8 is safe.
     assert val[-1] < 0.8 * val[0]
     assert ck.step == 60 and list(ck.history["step"]) == list(range(0, 61, 10))
 
