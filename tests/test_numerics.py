@@ -383,9 +383,9 @@ def test_robust_duplicate_centers_split_only_where_rounding_decides():
     Three identical initial centers at 0.5 over data nearly symmetric about it: step 1 gives every
     point to center 0 (an exact tie, lowest index); the empty centers 1 and 2 stay at 0.5. Center 0's
     sparsemax-weighted mean is, in exact arithmetic, within 1e-16 of 0.5, so from step 2 every point
-    is equidistant from centers 0 and 1 up to less than an ulp, and rounding decides: the reference
+    is equidistant from centers 0 and 1 up to less than an ulp, and rounding decides: here the reference
     rounds center 0 to 0.5 (the tie then goes to center 0), the transformer to 0.5 - 3 ulp (0.8 and 0.9
-    go to center 1). Both are within a few ulps of the exact center; what differs is which side of
+    go to center 1). Both are within a few ulps of the exact center; what may differ is which side of
     a sub-ulp gap each landed on. On exactly symmetric (dyadic) data there is nothing to round and the
     two agree.
     """
@@ -398,7 +398,13 @@ def test_robust_duplicate_centers_split_only_where_rounding_decides():
     assert abs(float(exact - 0.5)) < np.spacing(0.5)  # the exact center: less than an ulp from the kept ones
     for c in (tr.centers[1, 0, 0], ref.centers[1, 0, 0]):
         assert abs(c - float(exact)) <= 4 * np.spacing(0.5)
-    assert not np.array_equal(tr.labels[1], ref.labels[1])  # so the near-tie is split differently
+    # so each side's rounding decides the sub-ulp near-tie: here they split it differently (the reference
+    # keeps every point with center 0, the transformer moves 0.8 and 0.9 to center 1); with numpy 1.26's
+    # own OpenBLAS both round the same way. Which way is the machine's choice; that it is a sub-ulp tie is not.
+    for t in range(2):
+        for i in np.flatnonzero(tr.labels[t] != ref.labels[t]):
+            D = (X[0, i] - ref.centers[t, 0]) ** 2  # (3,) distances to the reference's centers
+            assert abs(D[tr.labels[t, i]] - D[ref.labels[t, i]]) <= 8 * np.spacing(1.0)
     Xd = np.array([[0.125, 0.25, 0.375, 0.625, 0.75, 0.875]])  # exactly symmetric: an exact tie
     assert _exact_sparsemax_mean(Xd[0], 0.5, 0.5) == 0.5
     tr, ref = kmt_ref.robust_kmeans_transformer(Xd, C0, 4, 0.5), robust_kmeans(Xd, C0, 4, 0.5)
@@ -445,4 +451,6 @@ def test_whole_trajectories_part_only_at_near_ties(name):
         for i in np.flatnonzero(tr.labels[t] != ref.labels[t]):
             D = np.sum((X[:, [i]] - ref.centers[t]) ** 2, axis=0)  # (k,) at the reference's centers
             assert abs(D[tr.labels[t, i]] - D[ref.labels[t, i]]) <= 1e-13 * ext2
-    assert parted <= 10  # a handful: the rest of the table agrees whole
+    # a handful (measured here: robust 8, soft 4, dot 1 of 214; another BLAS kernel decides some ties the
+    # other way: soft 11 with OpenBLAS's Nehalem kernel); a wrong circuit would part on most of the table
+    assert parted <= 30
