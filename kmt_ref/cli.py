@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
-import tempfile
-from pathlib import Path
 
 #: modules that each add one or more subcommands
 COMMAND_MODULES = [
@@ -86,57 +83,3 @@ def _describe(exc):
         name = f": {exc.filename}" if exc.filename else ""
         return f"{exc.strerror}{name}"
     return str(exc) or type(exc).__name__
-
-
-# --------------------------------------------------------------------------
-# Checks of the paths a command will write (run before the work starts).
-# They belong with the library's checks in kmt_ref/validation.py and may move there.
-# --------------------------------------------------------------------------
-def _nearest_existing(path):
-    """``path`` or its closest ancestor that exists."""
-    p = Path(os.path.abspath(path))
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return p
-
-
-def _check_can_create_in(path, name, value):
-    """The missing part of ``path`` can be created: its nearest existing ancestor is a writable folder."""
-    base = _nearest_existing(path)
-    if not base.is_dir():
-        raise ValueError(f"{name}={str(value)!r}: {str(base)!r} is a file, not a folder")
-    try:  # os.access answers True for root even on a read-only file system: try it
-        fd, probe = tempfile.mkstemp(dir=base, prefix=".kmt_ref_write_test")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise ValueError(f"{name}={str(value)!r}: cannot write in the folder {str(base)!r} "
-                         f"({exc.strerror or exc})") from None
-
-
-def check_output_file(path, name):
-    """A file that can be written: not a folder; its folder exists or can be created, and is writable.
-
-    Returns the path as a :class:`~pathlib.Path`. Whether an existing file may
-    be replaced is the caller's decision.
-    """
-    if path is None or str(path) == "":
-        raise ValueError(f"{name}={path!r} should be a file path")
-    p = Path(path)
-    if p.is_dir() or str(path).endswith(("/", os.sep)):
-        raise ValueError(f"{name}={str(path)!r} is a folder; give a file path (e.g. {str(p / 'out.npz')!r})")
-    if p.exists() and not os.access(p, os.W_OK):
-        raise ValueError(f"{name}={str(path)!r} exists and is not writable")
-    _check_can_create_in(p.parent, name, path)
-    return p
-
-
-def check_output_dir(path, name):
-    """A folder that exists and is writable, or can be created. Returns it as a Path."""
-    if path is None or str(path) == "":
-        raise ValueError(f"{name}={path!r} should be a folder path")
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise ValueError(f"{name}={str(path)!r} is a file, not a folder")
-    _check_can_create_in(p, name, path)
-    return p

@@ -277,7 +277,7 @@ def run_demo(seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figu
 
 def _demo_command(args):
     """``python -m kmt_ref demo``: check the arguments and the output folder, then run."""
-    from .cli import check_output_dir
+    from .validation import check_output_dir
 
     check_count(args.seed, "--seed")
     check_count(args.n_layers, "--n-layers")

@@ -42,7 +42,7 @@ import numpy as np
 
 from .constructions import kmeans_transformer
 from .trace import assign
-from .validation import check_choice, check_count, check_gamma, rows_to_columns
+from .validation import check_choice, check_count, check_gamma, check_random_state, rows_to_columns
 
 __all__ = ["KMeansTransformer", "NotFittedError"]
 
@@ -66,68 +66,6 @@ def _not_fitted_error(estimator):
     except ImportError:
         error_class = NotFittedError
     return error_class(message)
-
-
-def _check_random_state(random_state):
-    """None, an int >= 0, a ``numpy.random.Generator`` or a ``numpy.random.RandomState``."""
-    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.RandomState)):
-        return random_state
-    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
-        raise TypeError(
-            f"random_state must be None, an int, a numpy.random.Generator or a numpy.random.RandomState, "
-            f"got {random_state!r} ({type(random_state).__name__})"
-        )
-    if not 0 <= random_state < 2**32:
-        raise ValueError(f"random_state={random_state} should be in [0, 2**32)")
-    return int(random_state)
-
-
-def _rows(X, who, name="X"):
-    """Validate data given as rows (n_samples, n_features); return it as columns (d, n), float64.
-
-    The checks scikit-learn's suite expects that :func:`rows_to_columns`
-    does not make (yet): sparse input, complex and object dtypes, and empty
-    arrays, with scikit-learn's wording, and a hint to reshape 1-D data; and
-    masked arrays with masked entries, whose masks ``np.asarray`` would drop
-    silently. Then :func:`rows_to_columns` checks the dtype, NaN and inf, and
-    transposes.
-    """
-    # a scipy.sparse matrix or array can exist only if scipy.sparse was imported
-    sparse = sys.modules.get("scipy.sparse")
-    if sparse is not None and sparse.issparse(X):
-        raise TypeError(
-            f"{name} is a sparse matrix ({type(X).__name__}); {who} supports dense data only: "
-            f"pass {name}.toarray()"
-        )
-    if isinstance(X, np.ma.MaskedArray) and np.ma.count_masked(X):
-        raise TypeError(
-            f"{name} is a masked array with {np.ma.count_masked(X)} masked entries: {who} does not "
-            f"honour masks and will not ignore them; drop those points or fill them ({name}.filled(value))"
-        )
-    if isinstance(X, (str, bytes)):
-        raise TypeError(f"{name} must be a numeric array, got {type(X).__name__} {X!r:.60}")
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # ragged nested lists, ...
-        raise TypeError(f"{name} must be a numeric array; np.asarray failed: {exc}") from None
-    if np.iscomplexobj(arr):
-        raise ValueError(f"Complex data not supported: {name} has dtype={arr.dtype}; {who} needs real data")
-    if arr.dtype == object:  # numbers held as Python objects are converted, as scikit-learn does
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:  # e.g. "float() argument must be a string or a real number"
-            raise type(exc)(f"{name} has dtype=object and could not be converted to float64: {exc}") from None
-    if arr.ndim != 2:
-        hint = (f". Reshape your data: {name}.reshape(-1, 1) if it has one feature, "
-                f"{name}.reshape(1, -1) if it is one sample") if arr.ndim == 1 else ""
-        raise ValueError(f"{name} must be 2-D with one row per point, got shape={arr.shape}{hint}")
-    if 0 in arr.shape:
-        axis, what = (0, "sample(s)") if arr.shape[0] == 0 else (1, "feature(s)")
-        raise ValueError(
-            f"Found array with {arr.shape[axis]} {what} (shape={arr.shape}) while a minimum of 1 "
-            f"is required by {who}."
-        )
-    return rows_to_columns(arr, name=name)  # (d, n)
 
 
 class KMeansTransformer:
@@ -291,8 +229,8 @@ class KMeansTransformer:
         check_count(self.n_layers, "n_layers", minimum=1)
         check_gamma(self.gamma, "gamma")
         check_choice(self.attention, "attention", ("euclidean", "dot"))
-        _check_random_state(self.random_state)
-        Xc = _rows(X, type(self).__name__)  # (d, n): the one transpose
+        check_random_state(self.random_state)
+        Xc = rows_to_columns(X, who=type(self).__name__)  # (d, n): the one transpose
         C0 = self._initial_centers(Xc)  # (d, k)
         self.trace_ = kmeans_transformer(Xc, C0, self.n_layers, self.gamma, attention=self.attention)
         C = self.trace_.centers[-1]  # (d, k): the centers after the last layer
@@ -320,7 +258,7 @@ class KMeansTransformer:
         """Check that fit ran and X has its number of features; return X as columns (d, n)."""
         if not hasattr(self, "cluster_centers_"):
             raise _not_fitted_error(self)
-        Xc = _rows(X, type(self).__name__)  # (d, n)
+        Xc = rows_to_columns(X, who=type(self).__name__)  # (d, n)
         if Xc.shape[0] != self.n_features_in_:
             raise ValueError(
                 f"X has {Xc.shape[0]} features, but {type(self).__name__} is expecting "

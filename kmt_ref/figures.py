@@ -43,7 +43,7 @@ def regenerate(outdir="figures", only=None, verbose=True):
         not a folder that exists or can be created and written; both are
         checked before any figure is drawn.
     """
-    from .cli import check_output_dir
+    from .validation import check_output_dir
 
     chosen = select(only)
     if not chosen:
@@ -64,7 +64,7 @@ def regenerate(outdir="figures", only=None, verbose=True):
 
 def _figures_command(args):
     """``python -m kmt_ref figures``: check --only and --outdir, then draw."""
-    from .cli import check_output_dir
+    from .validation import check_output_dir
 
     if not select(args.only):
         raise _no_match("--only", args.only)

@@ -51,7 +51,7 @@ def resolve_checkpoint(name):
 
 def _train(args):
     """``python -m kmt_ref train``: check every argument and --out, then train."""
-    from .cli import check_output_file
+    from .validation import check_output_file
     from .training import CONFIGS, TrainConfig, load_checkpoint, train, tune_malloc
 
     if args.seed is not None:
@@ -158,7 +158,7 @@ def _evaluate_settings(args, k):
 
 def _evaluate(args):
     """``python -m kmt_ref evaluate``: check every argument and --save, then evaluate."""
-    from .cli import check_output_file
+    from .validation import check_output_file
     from .training import CheckpointError, evaluate, load_checkpoint, load_evaluation, save_evaluation, setting_label
 
     check_count(args.tasks, "--tasks", minimum=1)

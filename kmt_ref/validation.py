@@ -9,7 +9,9 @@ from __future__ import annotations
 import numbers
 import os
 import sys
+import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +22,9 @@ __all__ = [
     "check_gamma",
     "check_choice",
     "rows_to_columns",
+    "check_random_state",
+    "check_output_file",
+    "check_output_dir",
     "ColumnsWarning",
 ]
 
@@ -152,18 +157,115 @@ def check_choice(value, name, choices):
     return value
 
 
-def rows_to_columns(X_rows, name="X"):
-    """The one place where data arrives as rows ``(n, d)``: return columns ``(d, n)``.
+def rows_to_columns(X_rows, name="X", who="kmt_ref"):
+    """The one place where data arrives as rows ``(n, d)``: return columns ``(d, n)``, float64.
 
     The scikit-learn-style estimator, the command line and file loading call
-    this; everything else in kmt_ref takes tokens as columns (SPEC §1).
+    this; everything else in kmt_ref takes tokens as columns (SPEC §1). Its
+    checks follow scikit-learn's conventions (the estimator passes its suite):
+    sparse matrices and masked arrays with masked entries are refused
+    (``TypeError``); complex data, 1-D data (with a hint to reshape), empty
+    arrays ("Found array with 0 sample(s)"), NaN and inf raise ``ValueError``;
+    numbers held in an object array are converted. ``who`` names the caller
+    in the messages.
     """
     if isinstance(X_rows, (str, bytes)):
         raise TypeError(f"{name} must be a numeric array, got {type(X_rows).__name__} {X_rows!r:.60}")
-    arr = np.asarray(_unmasked_dense(X_rows, name))
+    try:
+        arr = np.asarray(_unmasked_dense(X_rows, name))
+    except TypeError:
+        raise
+    except Exception as exc:  # ragged nested lists, ...
+        raise TypeError(f"{name} must be a numeric array; np.asarray failed: {exc}") from None
+    if np.iscomplexobj(arr):
+        raise ValueError(f"Complex data not supported: {name} has dtype={arr.dtype}; {who} needs real data")
+    if arr.dtype == object:  # numbers held as Python objects are converted, as scikit-learn does
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # e.g. "float() argument must be a string or a real number"
+            raise type(exc)(f"{name} has dtype=object and could not be converted to float64: {exc}") from None
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D with one row per point, got shape={arr.shape}")
+        hint = (f". Reshape your data: {name}.reshape(-1, 1) if it has one feature, "
+                f"{name}.reshape(1, -1) if it is one sample") if arr.ndim == 1 else ""
+        raise ValueError(f"{name} must be 2-D with one row per point, got shape={arr.shape}{hint}")
+    if 0 in arr.shape:
+        axis, what = (0, "sample(s)") if arr.shape[0] == 0 else (1, "feature(s)")
+        raise ValueError(
+            f"Found array with {arr.shape[axis]} {what} (shape={arr.shape}) while a minimum of 1 "
+            f"is required by {who}."
+        )
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):  # report the entry as the caller wrote it
+        i, j = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} contains NaN or infinite values, e.g. {name}[{i}, {j}]={float(arr[i, j])!r}")
     return as_points(arr.T, name=f"{name}.T", warn_shape=False)
+
+
+def check_random_state(random_state, name="random_state"):
+    """None, an int in [0, 2**32), a ``numpy.random.Generator`` or a ``numpy.random.RandomState``."""
+    if random_state is None or isinstance(random_state, (np.random.Generator, np.random.RandomState)):
+        return random_state
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None, an int, a numpy.random.Generator or a numpy.random.RandomState, "
+            f"got {random_state!r} ({type(random_state).__name__})"
+        )
+    if not 0 <= random_state < 2**32:
+        raise ValueError(f"{name}={random_state} should be in [0, 2**32)")
+    return int(random_state)
+
+
+# --------------------------------------------------------------------------
+# Checks of the paths a command will write (run before the work starts, so that
+# nothing is lost to a path that cannot be written after an hour of training).
+# --------------------------------------------------------------------------
+def _nearest_existing(path):
+    """``path`` or its closest ancestor that exists."""
+    p = Path(os.path.abspath(path))
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _check_can_create_in(path, name, value):
+    """The missing part of ``path`` can be created: its nearest existing ancestor is a writable folder."""
+    base = _nearest_existing(path)
+    if not base.is_dir():
+        raise ValueError(f"{name}={str(value)!r}: {str(base)!r} is a file, not a folder")
+    try:  # os.access answers True for root even on a read-only file system: try it
+        fd, probe = tempfile.mkstemp(dir=base, prefix=".kmt_ref_write_test")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"{name}={str(value)!r}: cannot write in the folder {str(base)!r} "
+                         f"({exc.strerror or exc})") from None
+
+
+def check_output_file(path, name):
+    """A file that can be written: not a folder; its folder exists or can be created, and is writable.
+
+    Returns the path as a :class:`~pathlib.Path`. Whether an existing file may
+    be replaced is the caller's decision.
+    """
+    if path is None or str(path) == "":
+        raise ValueError(f"{name}={path!r} should be a file path")
+    p = Path(path)
+    if p.is_dir() or str(path).endswith(("/", os.sep)):
+        raise ValueError(f"{name}={str(path)!r} is a folder; give a file path (e.g. {str(p / 'out.npz')!r})")
+    if p.exists() and not os.access(p, os.W_OK):
+        raise ValueError(f"{name}={str(path)!r} exists and is not writable")
+    _check_can_create_in(p.parent, name, path)
+    return p
+
+
+def check_output_dir(path, name):
+    """A folder that exists and is writable, or can be created. Returns it as a Path."""
+    if path is None or str(path) == "":
+        raise ValueError(f"{name}={path!r} should be a folder path")
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{name}={str(path)!r} is a file, not a folder")
+    _check_can_create_in(p, name, path)
+    return p
 
 
 # --------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import pytest
 
 import kmt_ref.training as T
 from kmt_ref import demo, figures
-from kmt_ref.cli import check_output_dir, check_output_file, main
+from kmt_ref.cli import main
+from kmt_ref.validation import check_output_dir, check_output_file
 from kmt_ref.training import CheckpointError, load_checkpoint, load_evaluation, save_evaluation
 
 #: a training run of about a second

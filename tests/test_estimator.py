@@ -235,7 +235,7 @@ def test_bad_data_is_refused_by_fit_predict_transform_and_score(X, exc, match):
 def test_sparse_input_is_refused_with_a_hint():
     sparse = pytest.importorskip("scipy.sparse")
     for X in (sparse.csr_matrix(CORNERS), sparse.csr_array(CORNERS), sparse.coo_matrix(CORNERS)):
-        with pytest.raises(TypeError, match=r"X is a sparse matrix \(\w+\); .* dense data only: pass X.toarray\(\)"):
+        with pytest.raises(TypeError, match=r"X is a sparse matrix \(\w+\): .*dense array; pass X.toarray\(\)"):
             KMeansTransformer(2).fit(X)
         with pytest.raises(TypeError, match="sparse"):
             KMeansTransformer(2).fit(CORNERS).predict(X)
