@@ -221,7 +221,8 @@ def linear(S, gamma=None, axis=0, rng=None):
     Sv = as_scores(getval(S), axis, who="linear")
     if not isbox(S):
         S = Sv
-    total = np.sum(S, axis=axis, keepdims=True)
+    with onp.errstate(over="ignore"):  # an overflowing sum is refused with a clear error below
+        total = np.sum(S, axis=axis, keepdims=True)
     if S is Sv:  # values are checked off the autograd tape only (module docstring)
         check_nonnegative_scores(Sv, total, who="linear")
     safe = np.where(total == 0, 1.0, total)
