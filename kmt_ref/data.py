@@ -26,10 +26,9 @@ import numbers
 
 import numpy as np
 
-from .tasks import minmax_scale
-from .validation import check_count, check_positive
+from .validation import check_count, check_positive, check_rng
 
-__all__ = ["gaussian_blobs", "validation_data", "toy_data", "VALIDATION_SEED"]
+__all__ = ["gaussian_blobs", "validation_data", "toy_data", "blobs_with_outliers", "minmax_scale", "VALIDATION_SEED"]
 
 #: the seed ``python -m kmt_ref demo`` uses by default
 VALIDATION_SEED = 0
@@ -45,6 +44,16 @@ def _check_seed(seed, name="seed"):
             f"got {seed!r} ({type(seed).__name__})"
         )
     return np.random.default_rng(check_count(seed, name))
+
+
+def minmax_scale(X):
+    """Scale each dimension (row) of X (..., d, n) to [0, 1] over the points.
+
+    A constant row maps to 0 (policy: no division by zero).
+    """
+    lo = X.min(axis=-1, keepdims=True)
+    span = X.max(axis=-1, keepdims=True) - lo
+    return (X - lo) / np.where(span > 0, span, 1.0)
 
 
 def gaussian_blobs(k, d, n_per_cluster, std=0.1, rng=0):
@@ -143,3 +152,36 @@ def toy_data(seed=19, k=3, n_per_cluster=8):
     """
     X, C0, _ = gaussian_blobs(k=k, d=2, n_per_cluster=n_per_cluster, std=0.1, rng=_check_seed(seed))
     return X, C0
+
+
+def blobs_with_outliers(k=3, n_per_cluster=30, n_outliers=4, std=0.05, outlier_distance=1.5, rng=None):
+    r"""2-D Gaussian blobs in the unit square plus a few far outliers.
+
+    Parameters
+    ----------
+    k, n_per_cluster : int
+    n_outliers : int
+        Points placed at ``outlier_distance`` from the center of the square
+        (0.5, 0.5), at random angles.
+    std : float
+    outlier_distance : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    X : ndarray, shape (2, n), ``n = k n_per_cluster + n_outliers``; the outliers are the last columns.
+    C0 : ndarray, shape (2, k): ``k`` data points, one from each blob (the first point of each).
+    is_outlier : ndarray of bool, shape (n,)
+    """
+    rng = check_rng(rng)
+    k = check_count(k, "k", minimum=1)
+    n_per_cluster = check_count(n_per_cluster, "n_per_cluster", minimum=1)
+    n_outliers = check_count(n_outliers, "n_outliers")
+    means = 0.15 + 0.7 * rng.uniform(size=(2, k))  # (2, k)
+    X_in = np.repeat(means, n_per_cluster, axis=1) + std * rng.standard_normal((2, k * n_per_cluster))
+    angle = rng.uniform(0, 2 * np.pi, n_outliers)
+    X_out = 0.5 + outlier_distance * np.stack([np.cos(angle), np.sin(angle)])  # (2, n_outliers)
+    X = np.concatenate([X_in, X_out], axis=1)
+    C0 = X_in[:, ::n_per_cluster].copy()  # (2, k)
+    is_outlier = np.arange(X.shape[1]) >= k * n_per_cluster
+    return X, C0, is_outlier

@@ -260,7 +260,7 @@ def run_demo(seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figu
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from .plotting import plot_validation
+        from .viz.plotting import plot_validation
 
         g = gammas[0]
         fig = plot_validation(X, ref, runs[g], transformer_label=f"transformer, gamma={_gamma_name(g)}")

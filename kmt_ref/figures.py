@@ -16,8 +16,8 @@ FIGURES = [
     ("fig1_validation.png", "kmt_ref.paper_figures:fig1_validation"),
     ("fig2_finite_gamma_gap.png", "kmt_ref.paper_figures:fig2_finite_gamma_gap"),
     ("fig3_weights_and_attention.png", "kmt_ref.paper_figures:fig3_weights_and_attention"),
-    ("fig_soft_beta_sweep.png", "kmt_ref.standard_variants:figure_soft_beta_sweep"),
-    ("fig4_variants_outliers.png", "kmt_ref.sparse_variants:figure_variants_outliers"),
+    ("fig_soft_beta_sweep.png", "kmt_ref.viz.variant_figures:figure_soft_beta_sweep"),
+    ("fig4_variants_outliers.png", "kmt_ref.viz.variant_figures:figure_variants_outliers"),
     ("fig5_training.png", "kmt_ref.training:fig5_training"),
     ("fig6_learned_weights.png", "kmt_ref.training:fig6_learned_weights"),
 ]

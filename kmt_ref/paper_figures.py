@@ -59,7 +59,7 @@ def fig1_validation(path, seed=0):
         Data seed of :func:`kmt_ref.data.validation_data` (default 0, the demo's).
     """
     from .demo import validation_runs
-    from .plotting import plot_validation
+    from .viz.plotting import plot_validation
 
     X, _, ref, runs = validation_runs(seed, 10, (1e4,))
     return _save(plot_validation(X, ref, runs[1e4], transformer_label="transformer, gamma=10000"), path)
@@ -242,7 +242,7 @@ def fig3_weights_and_attention(path, seed=19, layer=0):
     """
     import matplotlib.pyplot as plt
 
-    from .plotting import plot_layer_attention, plot_weights
+    from .viz.plotting import plot_layer_attention, plot_weights
 
     X, C0 = sorted_toy(seed)
     k = C0.shape[1]

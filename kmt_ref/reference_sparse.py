@@ -29,7 +29,7 @@ import numpy as np
 from .normalizers import gumbel_noise
 from .reference import cluster_means, finish_trace, start_trace
 from .trace import nearest_center
-from .validation import check_gamma
+from .validation import check_gamma, check_rng
 
 __all__ = [
     "trimmed_kmeans_attention",
@@ -37,20 +37,7 @@ __all__ = [
     "trimmed_size",
     "robust_kmeans",
     "randomized_kmedoids",
-    "check_rng",
 ]
-
-
-def check_rng(rng, name="rng"):
-    """A ``numpy.random.Generator`` (no seeds, no global state: STYLE §5)."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(
-            f"{name} must be a numpy.random.Generator (e.g. np.random.default_rng(0)), "
-            f"got {rng!r} ({type(rng).__name__})"
-        )
-    return rng
-
-
 
 
 def _sq_dist(X, c):

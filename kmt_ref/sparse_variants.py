@@ -72,8 +72,7 @@ import numpy as np
 from .attention import Block, Sublayer
 from .constructions import Embedding, lloyd_layer, lloyd_weights, prepare, projector, run_layers
 from .normalizers import GUMBEL_RANGE
-from .reference_sparse import check_rng
-from .validation import check_count, check_gamma
+from .validation import check_count, check_gamma, check_rng
 
 __all__ = [
     "separating_penalties",
@@ -85,10 +84,6 @@ __all__ = [
     "kmedoids_weights",
     "kmedoids_layer",
     "randomized_kmedoids_transformer",
-    "blobs_with_outliers",
-    "run_all_variants",
-    "plot_listening",
-    "figure_variants_outliers",
 ]
 
 #: width of the Gumbel noise range: the most noise can change a score gap
@@ -471,137 +466,3 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
                        chunk_size=chunk_size, frame=frame)
     trace.info.update(variant="kmedoids", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)
     return trace
-
-
-# --------------------------------------------------------------------------
-# Data with outliers and pictures (notebook 03, figure 4)
-# --------------------------------------------------------------------------
-def blobs_with_outliers(k=3, n_per_cluster=30, n_outliers=4, std=0.05, outlier_distance=1.5, rng=None):
-    r"""2-D Gaussian blobs in the unit square plus a few far outliers.
-
-    Parameters
-    ----------
-    k, n_per_cluster : int
-    n_outliers : int
-        Points placed at ``outlier_distance`` from the center of the square
-        (0.5, 0.5), at random angles.
-    std : float
-    outlier_distance : float
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    X : ndarray, shape (2, n), ``n = k n_per_cluster + n_outliers``; the outliers are the last columns.
-    C0 : ndarray, shape (2, k): ``k`` data points, one from each blob (the first point of each).
-    is_outlier : ndarray of bool, shape (n,)
-    """
-    rng = check_rng(rng)
-    k = check_count(k, "k", minimum=1)
-    n_per_cluster = check_count(n_per_cluster, "n_per_cluster", minimum=1)
-    n_outliers = check_count(n_outliers, "n_outliers")
-    means = 0.15 + 0.7 * rng.uniform(size=(2, k))  # (2, k)
-    X_in = np.repeat(means, n_per_cluster, axis=1) + std * rng.standard_normal((2, k * n_per_cluster))
-    angle = rng.uniform(0, 2 * np.pi, n_outliers)
-    X_out = 0.5 + outlier_distance * np.stack([np.cos(angle), np.sin(angle)])  # (2, n_outliers)
-    X = np.concatenate([X_in, X_out], axis=1)
-    C0 = X_in[:, ::n_per_cluster].copy()  # (2, k)
-    is_outlier = np.arange(X.shape[1]) >= k * n_per_cluster
-    return X, C0, is_outlier
-
-
-def plot_listening(X, W, C_before, C_after, ax=None, title=None, threshold=1e-12):
-    """Which points each center listens to: lines from each query center to the keys with weight > 0.
-
-    Parameters
-    ----------
-    X : ndarray, shape (2, n)
-    W : ndarray, shape (n + k, k) or (n, k)
-        Block 3's attention matrix (``trace.layers[t].weights["3"]``); only
-        the first n rows (the points) are drawn.
-    C_before, C_after : ndarray, shape (2, k)
-        Centers entering the layer (circles: the queries, where the lines
-        start; line width grows with the weight) and leaving it (triangles).
-    ax : matplotlib Axes, optional
-    title : str, optional
-    threshold : float
-        Weights at or below it are not drawn.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    import matplotlib.pyplot as plt
-    from .plotting import CLUSTER_COLORS
-
-    X = np.asarray(X, dtype=float)
-    n = X.shape[1]
-    W = np.asarray(W, dtype=float)[:n]
-    if ax is None:
-        fig, ax = plt.subplots(figsize=(4, 4))
-    fig = ax.figure
-    ax.scatter(X[0], X[1], s=8, c="0.75", linewidths=0)
-    for j in range(W.shape[1]):
-        col = CLUSTER_COLORS[j % len(CLUSTER_COLORS)]
-        heard = np.flatnonzero(W[:, j] > threshold)
-        w_max = W[heard, j].max() if heard.size else 1.0
-        for i in heard:
-            ax.plot([C_before[0, j], X[0, i]], [C_before[1, j], X[1, i]], "-", color=col,
-                    lw=0.4 + 1.2 * W[i, j] / w_max, alpha=0.6)
-        ax.scatter(X[0, heard], X[1, heard], s=14, color=col, linewidths=0)
-        ax.plot(C_before[0, j], C_before[1, j], "o", mfc="none", mec=col, ms=8)
-        ax.plot(C_after[0, j], C_after[1, j], "^", color=col, mec="k", ms=9)
-    ax.set_aspect("equal")
-    if title:
-        ax.set_title(title, fontsize=9)
-    return fig
-
-
-def run_all_variants(X, C0, n_layers, *, gamma2, gamma_robust, gamma_medoid, seed):
-    """Lloyd and the three transformer variants on the same data (record=True), for pictures.
-
-    Returns
-    -------
-    dict name -> ClusteringTrace (``"Lloyd"`` is the Theorem 2.1 transformer with ``record=True``).
-    """
-    from .constructions import kmeans_transformer
-
-    return {
-        "Lloyd": kmeans_transformer(X, C0, n_layers, record=True),
-        f"trimmed (gamma2={gamma2:g})": trimmed_kmeans_transformer(X, C0, n_layers, gamma2, record=True),
-        f"robust (gamma={gamma_robust:g})": robust_kmeans_transformer(X, C0, n_layers, gamma_robust, record=True),
-        f"k-medoids (gamma={gamma_medoid:g})": randomized_kmedoids_transformer(
-            X, C0, n_layers, gamma_medoid, np.random.default_rng(seed), record=True),
-    }
-
-
-def figure_variants_outliers(path, seed=4):
-    """Figure 4 (SPEC §7): each variant on data with outliers, beside Lloyd.
-
-    Top row: final centers after 5 layers with the center paths. Bottom row:
-    block 3's attention in the last layer, drawn as lines from each center to
-    the points it listens to. Deterministic (fixed seeds); writes one PNG.
-    """
-    import matplotlib.pyplot as plt
-
-    X, C0, is_out = blobs_with_outliers(rng=np.random.default_rng(seed))
-    traces = run_all_variants(X, C0, 5, gamma2=3.0, gamma_robust=4.0, gamma_medoid=20.0, seed=seed)
-    fig, axes = plt.subplots(2, len(traces), figsize=(3.3 * len(traces), 6.8))
-    for col, (name, tr) in enumerate(traces.items()):
-        ax = axes[0, col]
-        ax.scatter(X[0, ~is_out], X[1, ~is_out], s=6, c="0.6", linewidths=0)
-        ax.scatter(X[0, is_out], X[1, is_out], s=25, marker="x", c="r")
-        for j in range(C0.shape[1]):
-            ax.plot(tr.centers[:, 0, j], tr.centers[:, 1, j], "-^", ms=4, lw=1)
-        ax.set_aspect("equal")
-        ax.set_title(f"{name}\nlog objective {tr.log_objective[-1]:.2f}", fontsize=9)
-        last = tr.layers[-1]
-        plot_listening(X, last.weights["3"], tr.centers[-2], tr.centers[-1], ax=axes[1, col],
-                       title="block 3: who each center listens to")
-        lo, hi = X[:, ~is_out].min(axis=1) - 0.15, X[:, ~is_out].max(axis=1) + 0.15
-        axes[1, col].set_xlim(lo[0], hi[0])
-        axes[1, col].set_ylim(lo[1], hi[1])
-    fig.suptitle("Figure 4: variants on data with outliers (red x), 5 layers, same initial centers", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

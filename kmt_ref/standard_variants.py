@@ -46,8 +46,6 @@ __all__ = [
     "soft_kmeans_transformer",
     "spherical_kmeans_layer",
     "spherical_kmeans_transformer",
-    "plot_soft_beta_sweep",
-    "figure_soft_beta_sweep",
 ]
 
 
@@ -427,68 +425,3 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size)
     trace.info.update(X_unit=X)
     return trace
-
-
-# --------------------------------------------------------------------------
-# Figure: soft k-means as beta sweeps
-# --------------------------------------------------------------------------
-def plot_soft_beta_sweep(X, C0, betas, n_layers=10, fig=None):
-    """Soft k-means transformer for several beta: soft assignments and the block-1 attention matrix.
-
-    Parameters
-    ----------
-    X : ndarray, shape (2, n)
-        2-D data (points as columns).
-    C0 : ndarray, shape (2, k)
-        Initial centers.
-    betas : sequence of float
-        One column of panels per beta.
-    n_layers : int
-        Layers run before drawing.
-    fig : matplotlib Figure, optional
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        Top row: each point coloured by the mixture of its cluster colours
-        with weights r_ij, the center paths (circles: start, triangles: after
-        each layer). Bottom row: block 1's attention matrix in the last layer,
-        keys = centers (rows) x queries = points (columns): the
-        responsibilities ``r_ij``; the points are ordered by the cluster
-        Lloyd's algorithm gives them after ``n_layers`` steps, so the hard
-        limit is block diagonal.
-    """
-    import matplotlib.pyplot as plt
-
-    from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories
-
-    k = np.asarray(C0).shape[1]
-    if fig is None:
-        fig = plt.figure(figsize=(3.2 * len(betas), 6.4))
-    axes = fig.subplots(2, len(betas), squeeze=False)
-    colors = np.array([CLUSTER_COLORS[j % len(CLUSTER_COLORS)] for j in range(k)])  # (k, 3)
-    order = np.argsort(lloyd(X, C0, n_layers).labels[-1], kind="stable")  # (n,) points grouped by cluster
-    for col, beta in enumerate(betas):
-        tr = soft_kmeans_transformer(X, C0, n_layers, beta, record=True)
-        R = tr.layers[-1].weights["1"]  # (k, n) responsibilities = attention of block 1
-        ax = axes[0, col]
-        plot_center_trajectories(X, tr.centers, ax=ax, title=f"beta = {beta:g}", point_color="none")
-        ax.scatter(X[0], X[1], s=22, c=np.clip(R.T @ colors, 0, 1), edgecolors="k", linewidths=0.3, zorder=0)
-        plot_attention(R[:, order], ax=axes[1, col], title=f"block 1 attention = r_ij (layer {n_layers})",
-                       query_label="points, grouped by Lloyd's cluster", key_label="centers")
-    fig.suptitle("soft k-means transformer (finite gamma = beta in block 1, linear block 3)")
-    fig.tight_layout()
-    return fig
-
-
-def figure_soft_beta_sweep(path, seed=19):
-    """Write ``fig_soft_beta_sweep.png``: :func:`plot_soft_beta_sweep` on :func:`kmt_ref.data.toy_data`."""
-    import matplotlib.pyplot as plt
-
-    from .data import toy_data
-
-    X, C0 = toy_data(seed)
-    fig = plot_soft_beta_sweep(X, C0, betas=(1.0, 10.0, 100.0, 1000.0), n_layers=10)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .data import minmax_scale
 from .trace import assign
 from .validation import as_points, check_choice, check_count
 
@@ -64,16 +65,6 @@ def _check_scale(scale):
     if not (np.isfinite(scale) and scale > 0):
         raise ValueError(f"scale={scale} should be a finite number > 0")
     return scale
-
-
-def minmax_scale(X):
-    """Scale each dimension (row) of X (..., d, n) to [0, 1] over the points.
-
-    A constant row maps to 0 (policy: no division by zero).
-    """
-    lo = X.min(axis=-1, keepdims=True)
-    span = X.max(axis=-1, keepdims=True) - lo
-    return (X - lo) / np.where(span > 0, span, 1.0)
 
 
 def _noise(rng, family, loc, scale):

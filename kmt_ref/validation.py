@@ -23,6 +23,7 @@ __all__ = [
     "check_choice",
     "rows_to_columns",
     "check_random_state",
+    "check_rng",
     "check_output_file",
     "check_output_dir",
     "ColumnsWarning",
@@ -212,6 +213,16 @@ def check_random_state(random_state, name="random_state"):
     if not 0 <= random_state < 2**32:
         raise ValueError(f"{name}={random_state} should be in [0, 2**32)")
     return int(random_state)
+
+
+def check_rng(rng, name="rng"):
+    """A ``numpy.random.Generator`` (no seeds, no global state: STYLE §5)."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"{name} must be a numpy.random.Generator (e.g. np.random.default_rng(0)), "
+            f"got {rng!r} ({type(rng).__name__})"
+        )
+    return rng
 
 
 # --------------------------------------------------------------------------

@@ -16,7 +16,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from kmt_ref import kmeans_transformer, lloyd, lloyd_weights, softmax  # noqa: E402
-from kmt_ref import figures, paper_figures, plotting  # noqa: E402
+from kmt_ref import figures, paper_figures  # noqa: E402
+from kmt_ref.viz import plotting  # noqa: E402
 from kmt_ref.cli import main  # noqa: E402
 from kmt_ref.data import gaussian_blobs, toy_data, validation_data  # noqa: E402
 from kmt_ref.demo import float32_one_hot, one_hot_count, run_demo  # noqa: E402

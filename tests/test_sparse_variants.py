@@ -30,13 +30,14 @@ from kmt_ref.reference_sparse import (
     trimmed_size,
 )
 from kmt_ref.sparse_variants import (
-    blobs_with_outliers,
-    figure_variants_outliers,
     randomized_kmedoids_transformer,
     robust_kmeans_transformer,
     separating_penalties,
     trimmed_kmeans_transformer,
 )
+
+from kmt_ref.data import blobs_with_outliers
+from kmt_ref.viz.variant_figures import figure_variants_outliers
 
 from cases import all_cases
 

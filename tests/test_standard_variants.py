@@ -421,7 +421,7 @@ def test_variants_on_the_degenerate_table(name, X, C0):
 
 
 def test_soft_beta_sweep_figure_is_written(tmp_path):
-    from kmt_ref.standard_variants import figure_soft_beta_sweep
+    from kmt_ref.viz.variant_figures import figure_soft_beta_sweep
 
     out = figure_soft_beta_sweep(tmp_path / "fig_soft_beta_sweep.png")
     assert out.stat().st_size > 10_000

@@ -30,7 +30,7 @@ from kmt_ref import (lloyd, kmeans_transformer, lloyd_weights, lloyd_layer, proj
 from kmt_ref.attention import Block, Sublayer, layer_forward
 from kmt_ref.reference import lloyd_step
 from kmt_ref.data import toy_data
-from kmt_ref import plotting
+from kmt_ref.viz import plotting
 
 np.set_printoptions(precision=3, suppress=True, linewidth=110)
 SEED = 19  # the toy example's seed (kmt_ref.data.toy_data)

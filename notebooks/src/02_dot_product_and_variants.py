@@ -30,8 +30,9 @@ from kmt_ref import (lloyd, soft_kmeans, spherical_kmeans, dot_product_transform
 from kmt_ref.attention import attention_scores, layer_forward, FeedForward, requ
 from kmt_ref.constructions import projector
 from kmt_ref.data import toy_data
-from kmt_ref.plotting import plot_weights, plot_log_objective, plot_attention, CLUSTER_COLORS
-from kmt_ref.standard_variants import dot_product_weights, plot_soft_beta_sweep
+from kmt_ref.viz.plotting import plot_weights, plot_log_objective, plot_attention, CLUSTER_COLORS
+from kmt_ref.standard_variants import dot_product_weights
+from kmt_ref.viz.variant_figures import plot_soft_beta_sweep
 
 %matplotlib inline
 rng = np.random.default_rng(2)  # the only source of randomness below

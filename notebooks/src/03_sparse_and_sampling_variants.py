@@ -28,8 +28,9 @@ from kmt_ref.normalizers import sparsemax, normmax, softmax, simplex_threshold
 from kmt_ref.reference_sparse import (trimmed_kmeans_attention, trimmed_kmeans, robust_kmeans,
                                       randomized_kmedoids)
 from kmt_ref.sparse_variants import (trimmed_kmeans_transformer, robust_kmeans_transformer,
-                                     randomized_kmedoids_transformer, blobs_with_outliers,
-                                     plot_listening, separating_penalties)
+                                     randomized_kmedoids_transformer, separating_penalties)
+from kmt_ref.data import blobs_with_outliers
+from kmt_ref.viz.variant_figures import plot_listening
 
 np.set_printoptions(precision=4, suppress=True, linewidth=110)
 SEED = 4

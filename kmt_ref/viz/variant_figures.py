@@ -1,0 +1,168 @@
+"""Figures of the variants: soft k-means as beta sweeps (notebook 02), each variant on data with outliers (figure 4).
+
+The algorithms are in :mod:`kmt_ref.algorithms`; this module only runs them on
+built-in data and draws what they did.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .. import (kmeans_transformer, lloyd, randomized_kmedoids_transformer, robust_kmeans_transformer,
+                soft_kmeans_transformer, trimmed_kmeans_transformer)
+from ..data import blobs_with_outliers, toy_data
+from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories
+
+__all__ = ["plot_soft_beta_sweep", "figure_soft_beta_sweep", "plot_listening", "run_all_variants",
+           "figure_variants_outliers"]
+
+
+# --------------------------------------------------------------------------
+# Soft k-means as beta sweeps
+# --------------------------------------------------------------------------
+def plot_soft_beta_sweep(X, C0, betas, n_layers=10, fig=None):
+    """Soft k-means transformer for several beta: soft assignments and the block-1 attention matrix.
+
+    Parameters
+    ----------
+    X : ndarray, shape (2, n)
+        2-D data (points as columns).
+    C0 : ndarray, shape (2, k)
+        Initial centers.
+    betas : sequence of float
+        One column of panels per beta.
+    n_layers : int
+        Layers run before drawing.
+    fig : matplotlib Figure, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Top row: each point coloured by the mixture of its cluster colours
+        with weights r_ij, the center paths (circles: start, triangles: after
+        each layer). Bottom row: block 1's attention matrix in the last layer,
+        keys = centers (rows) x queries = points (columns): the
+        responsibilities ``r_ij``; the points are ordered by the cluster
+        Lloyd's algorithm gives them after ``n_layers`` steps, so the hard
+        limit is block diagonal.
+    """
+    k = np.asarray(C0).shape[1]
+    if fig is None:
+        fig = plt.figure(figsize=(3.2 * len(betas), 6.4))
+    axes = fig.subplots(2, len(betas), squeeze=False)
+    colors = np.array([CLUSTER_COLORS[j % len(CLUSTER_COLORS)] for j in range(k)])  # (k, 3)
+    order = np.argsort(lloyd(X, C0, n_layers).labels[-1], kind="stable")  # (n,) points grouped by cluster
+    for col, beta in enumerate(betas):
+        tr = soft_kmeans_transformer(X, C0, n_layers, beta, record=True)
+        R = tr.layers[-1].weights["1"]  # (k, n) responsibilities = attention of block 1
+        ax = axes[0, col]
+        plot_center_trajectories(X, tr.centers, ax=ax, title=f"beta = {beta:g}", point_color="none")
+        ax.scatter(X[0], X[1], s=22, c=np.clip(R.T @ colors, 0, 1), edgecolors="k", linewidths=0.3, zorder=0)
+        plot_attention(R[:, order], ax=axes[1, col], title=f"block 1 attention = r_ij (layer {n_layers})",
+                       query_label="points, grouped by Lloyd's cluster", key_label="centers")
+    fig.suptitle("soft k-means transformer (finite gamma = beta in block 1, linear block 3)")
+    fig.tight_layout()
+    return fig
+
+
+def figure_soft_beta_sweep(path, seed=19):
+    """Write ``fig_soft_beta_sweep.png``: :func:`plot_soft_beta_sweep` on :func:`kmt_ref.data.toy_data`."""
+    X, C0 = toy_data(seed)
+    fig = plot_soft_beta_sweep(X, C0, betas=(1.0, 10.0, 100.0, 1000.0), n_layers=10)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------
+# Figure 4: the variants on data with outliers
+# --------------------------------------------------------------------------
+def plot_listening(X, W, C_before, C_after, ax=None, title=None, threshold=1e-12):
+    """Which points each center listens to: lines from each query center to the keys with weight > 0.
+
+    Parameters
+    ----------
+    X : ndarray, shape (2, n)
+    W : ndarray, shape (n + k, k) or (n, k)
+        Block 3's attention matrix (``trace.layers[t].weights["3"]``); only
+        the first n rows (the points) are drawn.
+    C_before, C_after : ndarray, shape (2, k)
+        Centers entering the layer (circles: the queries, where the lines
+        start; line width grows with the weight) and leaving it (triangles).
+    ax : matplotlib Axes, optional
+    title : str, optional
+    threshold : float
+        Weights at or below it are not drawn.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    X = np.asarray(X, dtype=float)
+    n = X.shape[1]
+    W = np.asarray(W, dtype=float)[:n]
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(4, 4))
+    fig = ax.figure
+    ax.scatter(X[0], X[1], s=8, c="0.75", linewidths=0)
+    for j in range(W.shape[1]):
+        col = CLUSTER_COLORS[j % len(CLUSTER_COLORS)]
+        heard = np.flatnonzero(W[:, j] > threshold)
+        w_max = W[heard, j].max() if heard.size else 1.0
+        for i in heard:
+            ax.plot([C_before[0, j], X[0, i]], [C_before[1, j], X[1, i]], "-", color=col,
+                    lw=0.4 + 1.2 * W[i, j] / w_max, alpha=0.6)
+        ax.scatter(X[0, heard], X[1, heard], s=14, color=col, linewidths=0)
+        ax.plot(C_before[0, j], C_before[1, j], "o", mfc="none", mec=col, ms=8)
+        ax.plot(C_after[0, j], C_after[1, j], "^", color=col, mec="k", ms=9)
+    ax.set_aspect("equal")
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig
+
+
+def run_all_variants(X, C0, n_layers, *, gamma2, gamma_robust, gamma_medoid, seed):
+    """Lloyd and the three transformer variants on the same data (record=True), for pictures.
+
+    Returns
+    -------
+    dict name -> ClusteringTrace (``"Lloyd"`` is the Theorem 2.1 transformer with ``record=True``).
+    """
+    return {
+        "Lloyd": kmeans_transformer(X, C0, n_layers, record=True),
+        f"trimmed (gamma2={gamma2:g})": trimmed_kmeans_transformer(X, C0, n_layers, gamma2, record=True),
+        f"robust (gamma={gamma_robust:g})": robust_kmeans_transformer(X, C0, n_layers, gamma_robust, record=True),
+        f"k-medoids (gamma={gamma_medoid:g})": randomized_kmedoids_transformer(
+            X, C0, n_layers, gamma_medoid, np.random.default_rng(seed), record=True),
+    }
+
+
+def figure_variants_outliers(path, seed=4):
+    """Figure 4 (SPEC §7): each variant on data with outliers, beside Lloyd.
+
+    Top row: final centers after 5 layers with the center paths. Bottom row:
+    block 3's attention in the last layer, drawn as lines from each center to
+    the points it listens to. Deterministic (fixed seeds); writes one PNG.
+    """
+    X, C0, is_out = blobs_with_outliers(rng=np.random.default_rng(seed))
+    traces = run_all_variants(X, C0, 5, gamma2=3.0, gamma_robust=4.0, gamma_medoid=20.0, seed=seed)
+    fig, axes = plt.subplots(2, len(traces), figsize=(3.3 * len(traces), 6.8))
+    for col, (name, tr) in enumerate(traces.items()):
+        ax = axes[0, col]
+        ax.scatter(X[0, ~is_out], X[1, ~is_out], s=6, c="0.6", linewidths=0)
+        ax.scatter(X[0, is_out], X[1, is_out], s=25, marker="x", c="r")
+        for j in range(C0.shape[1]):
+            ax.plot(tr.centers[:, 0, j], tr.centers[:, 1, j], "-^", ms=4, lw=1)
+        ax.set_aspect("equal")
+        ax.set_title(f"{name}\nlog objective {tr.log_objective[-1]:.2f}", fontsize=9)
+        last = tr.layers[-1]
+        plot_listening(X, last.weights["3"], tr.centers[-2], tr.centers[-1], ax=axes[1, col],
+                       title="block 3: who each center listens to")
+        lo, hi = X[:, ~is_out].min(axis=1) - 0.15, X[:, ~is_out].max(axis=1) + 0.15
+        axes[1, col].set_xlim(lo[0], hi[0])
+        axes[1, col].set_ylim(lo[1], hi[1])
+    fig.suptitle("Figure 4: variants on data with outliers (red x), 5 layers, same initial centers", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
