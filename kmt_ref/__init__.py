@@ -5,30 +5,31 @@ ICML 2026) in explicit NumPy.
 Tokens are columns, as in the paper: data ``X`` has shape (d, n), centers
 ``C`` have shape (d, k).
 
-Layers of the package (STYLE §1): classical references
-(:mod:`~kmt_ref.reference`, :mod:`~kmt_ref.reference_standard`,
-:mod:`~kmt_ref.reference_sparse`); normalizers and the generic transformer
-(:mod:`~kmt_ref.normalizers`, :mod:`~kmt_ref.attention`); hand-set
-constructions (:mod:`~kmt_ref.constructions`, :mod:`~kmt_ref.standard_variants`,
-:mod:`~kmt_ref.sparse_variants`); the training experiment
-(:mod:`~kmt_ref.tasks`, :mod:`~kmt_ref.training`, imported on demand).
+The house (docs/ARCHITECTURE.md): :mod:`kmt_ref.core` is the transformer,
+knowing nothing of k-means; :mod:`kmt_ref.algorithms` holds one file per
+clustering algorithm, its classical loop beside its circuit;
+:mod:`kmt_ref.learning` is the paper's §4 (imported on demand);
+:mod:`kmt_ref.viz` draws every picture. The leaves :mod:`kmt_ref.validation`
+(argument checks), :mod:`kmt_ref.frame` (the data frame) and
+:mod:`kmt_ref.trace` (the result object) serve them all.
 """
-# normalizers and the generic layer
-from .normalizers import softmax, hardmax, hardmax_average, linear, sparsemax, normmax, gumbel, NORMALIZERS
-from .attention import attention, attention_scores, layer_forward, Block, Sublayer, FeedForward, LayerRecord
+from . import _compat
+
+_compat.install()  # old module paths (kmt_ref.constructions, ...) keep working until 0.2
+
+# the transformer
+from .core.normalizers import softmax, hardmax, hardmax_average, linear, sparsemax, normmax, gumbel, NORMALIZERS
+from .core.attention import attention, attention_scores, layer_forward, Block, Sublayer, FeedForward, LayerRecord
+from .core.tokens import Embedding, projector, run_layers, EmptyClusterError
 from .trace import ClusteringTrace, kmeans_objective, assign
 from .validation import rows_to_columns
 
-# classical references
-from .reference import lloyd
-from .reference_standard import soft_kmeans, spherical_kmeans
-from .reference_sparse import trimmed_kmeans_attention, trimmed_kmeans, robust_kmeans, randomized_kmedoids
-
-# hand-set constructions
-from .constructions import (Embedding, projector, lloyd_weights, lloyd_layer, kmeans_transformer, run_layers,
-                            EmptyClusterError)
-from .standard_variants import dot_product_transformer, soft_kmeans_transformer, spherical_kmeans_transformer
-from .sparse_variants import trimmed_kmeans_transformer, robust_kmeans_transformer, randomized_kmedoids_transformer
+# the algorithms: classical loops and their circuits (every name of kmt_ref.algorithms.__all__)
+from .algorithms import *  # noqa: F401,F403
+from .algorithms import (lloyd, soft_kmeans, spherical_kmeans, trimmed_kmeans_attention, trimmed_kmeans,
+                         robust_kmeans, randomized_kmedoids, lloyd_weights, lloyd_layer, kmeans_transformer,
+                         dot_product_transformer, soft_kmeans_transformer, spherical_kmeans_transformer,
+                         trimmed_kmeans_transformer, robust_kmeans_transformer, randomized_kmedoids_transformer)
 
 # data and the estimator
 from .data import validation_data, toy_data, gaussian_blobs

@@ -40,7 +40,7 @@ import sys
 
 import numpy as np
 
-from .constructions import kmeans_transformer
+from .algorithms.lloyd import kmeans_transformer
 from .trace import assign
 from .validation import check_choice, check_count, check_gamma, check_random_state, rows_to_columns
 

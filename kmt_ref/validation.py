@@ -22,6 +22,7 @@ __all__ = [
     "check_gamma",
     "check_choice",
     "rows_to_columns",
+    "check_beta",
     "check_random_state",
     "check_rng",
     "check_output_file",
@@ -199,6 +200,16 @@ def rows_to_columns(X_rows, name="X", who="kmt_ref"):
         i, j = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains NaN or infinite values, e.g. {name}[{i}, {j}]={float(arr[i, j])!r}")
     return as_points(arr.T, name=f"{name}.T", warn_shape=False)
+
+
+def check_beta(beta, name="beta"):
+    """A finite inverse temperature ``beta > 0`` (soft k-means), as a float.
+
+    ``beta = 0`` (every responsibility 1/k, independent of the data), a
+    negative, NaN or infinite ``beta`` (use :func:`kmt_ref.lloyd` for the
+    hard limit) raise ``ValueError``; a non-number raises ``TypeError``.
+    """
+    return check_gamma(beta, name, allow_inf=False, allow_zero=False)
 
 
 def check_random_state(random_state, name="random_state"):

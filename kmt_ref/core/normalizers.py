@@ -67,7 +67,7 @@ import numpy as onp
 import autograd.numpy as np
 from autograd.tracer import getval, isbox
 
-from .validation import as_scores, check_finite, check_gamma, check_nonnegative_scores, check_score_max
+from ..validation import as_scores, check_finite, check_gamma, check_nonnegative_scores, check_score_max
 
 __all__ = [
     "softmax",

@@ -31,8 +31,10 @@ import numpy as onp
 import autograd.numpy as np
 from autograd.tracer import getval
 
+from ..validation import check_dropout
+from .exact import (hard_cross, is_disjoint_uniform, project, same_map, segment_mean, self_attention_limit,
+                    used_rows)
 from .normalizers import HARD, get_normalizer
-from .validation import check_dropout
 
 __all__ = [
     "Block",
@@ -51,42 +53,7 @@ __all__ = [
 # --------------------------------------------------------------------------
 # Scores and attention
 # --------------------------------------------------------------------------
-def _support(mask):
-    """Indices where ``mask`` is true, as a slice when they are contiguous (a view, no copy)."""
-    idx = onp.flatnonzero(mask)
-    if idx.size and idx[-1] - idx[0] + 1 == idx.size:
-        return slice(int(idx[0]), int(idx[-1]) + 1), idx.size
-    return idx, idx.size
-
-
-def _project(W, b, Z, rows=None):
-    """``W Z + b`` for Z of shape (..., d_in, m); W (d_out, d_in); b (d_out,) or None.
-
-    With ``rows`` (a slice or index array) only those output rows are returned.
-    Hand-set weights are mostly zero (projectors onto row blocks). When nothing
-    is being differentiated, only the nonzero sub-block of W is multiplied: the
-    same sum without its exact-zero terms.
-    """
-    if type(W) is not onp.ndarray or type(Z) is not onp.ndarray:  # autograd path
-        out = np.matmul(W, Z)  # (..., d_out, m)
-        return out if b is None else out + b[:, None]
-    if rows is not None:
-        W = W[rows]
-        b = None if b is None else onp.asarray(b)[rows]
-    nz_rows, n_rows = _support(onp.any(W != 0, axis=1))
-    cols, n_cols = _support(onp.any(W != 0, axis=0))
-    if n_rows * n_cols > W.size // 2:
-        out = onp.matmul(W, Z)
-    else:
-        out = onp.zeros(Z.shape[:-2] + (W.shape[0], Z.shape[-1]))  # (..., d_out, m)
-        if n_rows and n_cols:
-            out[..., nz_rows, :] = onp.matmul(W[nz_rows][:, cols], Z[..., cols, :])
-    if b is not None:
-        out += b[:, None]
-    return out
-
-
-def _scores_from_projections(KZk, QZ, score, scale):
+def scores_from_projections(KZk, QZ, score, scale):
     """Raw scores (without gamma) from projected keys (.., dk, r) and queries (.., dk, q)."""
     cross = np.matmul(np.swapaxes(KZk, -1, -2), QZ)  # (..., r, q)
     if score == "dot":
@@ -124,126 +91,7 @@ def attention_scores(Z, Zk, Q, K, *, score="euclidean", scale=1.0, bQ=None, bK=N
         ``S_ji = -||K z'_j - Q z_i||^2 / scale`` (Euclidean) or
         ``(K z'_j).(Q z_i) / scale`` (dot).
     """
-    return _scores_from_projections(_project(K, bK, Zk), _project(Q, bQ, Z), score, scale)
-
-
-def _duplicate_groups(KZ):
-    """Group the columns of KZ (d_k, n) by exact equality.
-
-    Returns ``first`` (index of the lowest column in the group of each column,
-    shape (n,)) and ``inverse`` (a group id per column, shape (n,)).
-
-    Equal columns have equal hashes ``h = sum_m r_m KZ[m]`` (computed row by
-    row, the same operations for every column), so only columns that share a
-    hash value can be equal; those few are grouped exactly with ``np.unique``.
-    Cost: one pass over KZ and one sort of n numbers.
-    """
-    n = KZ.shape[-1]
-    r = onp.random.default_rng(12345).uniform(1.0, 2.0, KZ.shape[0])  # fixed weights, not global state
-    h = onp.zeros(n)
-    for m in range(KZ.shape[0]):
-        h += r[m] * KZ[m]
-    order = onp.argsort(h, kind="stable")
-    hs = h[order]
-    same = hs[1:] == hs[:-1]  # (n-1,) neighbours in sorted order sharing a hash
-    first = onp.arange(n)
-    inverse = onp.arange(n)
-    if not same.any():
-        return first, inverse
-    in_run = onp.zeros(n, dtype=bool)
-    in_run[:-1] |= same
-    in_run[1:] |= same
-    cand = onp.sort(order[in_run])  # candidate columns, ascending index
-    _, first_c, inv_c = onp.unique(
-        onp.ascontiguousarray(KZ[:, cand].T), axis=0, return_index=True, return_inverse=True
-    )
-    inv_c = inv_c.reshape(-1)
-    first[cand] = cand[first_c[inv_c]]  # lowest index of the exact-equality group
-    inverse = first.copy()  # group id: its lowest member
-    return first, inverse
-
-
-def _self_attention_limit(KZ, VZ, normalizer, want_weights):
-    r"""Exact gamma = inf limit of Euclidean self-attention with Q = K.
-
-    Proof. With keys equal to queries and Q = K (biases equal too), the score
-    ``-||K z_l - K z_i||^2`` is <= 0 and equals 0 exactly when
-    ``K z_l = K z_i``. So the maximum of column i is 0, attained on the set
-    ``G(i) = {l : K z_l = K z_i}`` (which contains i). The lowest-index
-    hardmax selects ``min G(i)``; the averaging hardmax takes the mean of
-    ``V z_l`` over ``G(i)``. Grouping the columns of ``K Z`` by exact equality
-    finds every ``G(i)`` in O(n log n) time and O(n d) memory, with no n x n
-    score matrix and no rounding in the comparison (the expanded formula
-    ``||a||^2 + ||b||^2 - 2 a.b`` is not exactly 0 on the diagonal).
-    When all keys are distinct this is identity attention, the form the
-    authors used for the reset blocks 2 and 4 in their validation.
-    """
-    first, inverse = _duplicate_groups(KZ)
-    n = KZ.shape[-1]
-    if onp.array_equal(first, onp.arange(n)):  # all keys distinct: identity attention
-        return VZ, (onp.eye(n) if want_weights else None)
-    if normalizer == "hardmax":
-        out = VZ[:, first]  # (d_v, n)
-        W = None
-        if want_weights:
-            W = onp.zeros((n, n))
-            W[first, onp.arange(n)] = 1.0
-        return out, W
-    # averaging hardmax: mean of V z over the group
-    counts = onp.bincount(inverse, minlength=n)  # group sizes, indexed by group id
-    sums = onp.stack([onp.bincount(inverse, weights=row, minlength=n) for row in VZ])  # (d_v, n)
-    out = (sums[:, inverse] / counts[inverse])
-    W = None
-    if want_weights:
-        W = (inverse[:, None] == inverse[None, :]) / counts[inverse][None, :]
-    return out, W
-
-
-def _segment_mean(top, VZk, v_rows):
-    """Mean of the columns of VZk (d_v, r) over each query's key set, summed in key order.
-
-    ``top`` (r, q) is boolean with at most one True per row (every key serves
-    at most one query). The sums are accumulated key by key with
-    ``np.bincount``, the same arithmetic as :func:`kmt_ref.reference.cluster_means`,
-    so a mean of the same points is bit-for-bit the same number.
-    """
-    q = top.shape[1]
-    member = top.any(axis=1)  # (r,)
-    seg = onp.argmax(top, axis=1)[member]  # query of each member key
-    counts = top.sum(axis=0)  # (q,)
-    out = onp.zeros((VZk.shape[0], q))  # (d_v, q)
-    for m in onp.arange(VZk.shape[0])[v_rows]:  # rows of V that are not identically zero
-        out[m] = onp.bincount(seg, weights=VZk[m][member], minlength=q) / counts
-    return out
-
-
-def _is_disjoint_uniform(W):
-    """True if W (r, q), not being differentiated, is a uniform mean over disjoint key sets.
-
-    That is: every column is ``1/m`` on ``m >= 1`` keys and 0 elsewhere, and no
-    key serves two queries. Such an attention is a plain mean, computed by
-    :func:`_segment_mean` with the reference's arithmetic.
-    """
-    if type(W) is not onp.ndarray or W.ndim != 2:
-        return False
-    top = W > 0
-    counts = top.sum(axis=0)
-    return bool(onp.all(counts > 0) and onp.all(top.sum(axis=1) <= 1) and onp.array_equal(W, top / counts))
-
-
-def _hard_cross(S, VZk, normalizer, v_rows=slice(None)):
-    """gamma = inf attention from a score matrix S (..., r, q): exact selection or mean."""
-    if normalizer == "hardmax":
-        idx = onp.argmax(S, axis=-2)  # (..., q): lowest index among maxima
-        if VZk.ndim == 2:  # gather only the rows V can write
-            out = onp.zeros((VZk.shape[0], idx.size))  # (d_v, q)
-            out[v_rows] = VZk[v_rows][:, idx]
-            return out
-        return onp.take_along_axis(VZk, idx[..., None, :], axis=-1)
-    top = S == onp.max(S, axis=-2, keepdims=True)  # (..., r, q)
-    if top.ndim == 2 and onp.all(top.sum(axis=1) <= 1):
-        return _segment_mean(top, VZk, v_rows)
-    return onp.matmul(VZk, top / top.sum(axis=-2, keepdims=True))
+    return scores_from_projections(project(K, bK, Zk), project(Q, bQ, Z), score, scale)
 
 
 def attention(
@@ -309,41 +157,19 @@ def attention(
     Hard normalizers (gamma = inf) use exact fast paths: a selection of
     columns (``hardmax``), a mean over the tied maximum set
     (``hardmax_average``), and for Euclidean self-attention with ``Q = K`` the
-    duplicate grouping of :func:`_self_attention_limit`, which never builds an
-    n x n matrix.
+    duplicate grouping of :func:`kmt_ref.core.exact.self_attention_limit`,
+    which never builds an n x n matrix.
     """
     check_dropout(dropout, rng)  # a clear error, not an AttributeError on rng=None
     options = dict(options or {})
-    VZk = _project(V, bV, Zk)  # (..., d_emb, r)
+    VZk = project(V, bV, Zk)  # (..., d_emb, r)
     hard = isinstance(normalizer, str) and normalizer in HARD
-    same_qk = (
-        self_attention
-        and hard
-        and score == "euclidean"
-        and onp.array_equal(getval(Q), getval(K))
-        and ((bQ is None and bK is None) or (bQ is not None and bK is not None and onp.array_equal(bQ, bK)))
-    )
-    # rows where both Q and K (and their biases) are zero add nothing to any score
-    rows, v_rows = slice(None), slice(None)
-    if type(Q) is onp.ndarray and type(K) is onp.ndarray and type(V) is onp.ndarray:
-        used = onp.any(Q != 0, axis=1) | onp.any(K != 0, axis=1)
-        for b in (bQ, bK):
-            if b is not None:
-                used = used | (onp.asarray(b) != 0)
-        rows = _support(used)[0]
-        v_used = onp.any(V != 0, axis=1) if bV is None else onp.any(V != 0, axis=1) | (onp.asarray(bV) != 0)
-        v_rows = _support(v_used)[0]
-    if same_qk:
-        KZ = _project(K, bK, Zk, rows)  # (..., d_used, n)
-        if KZ.ndim == 2:
-            out, W = _self_attention_limit(KZ, VZk, normalizer, return_weights)
-        else:  # batch: one instance at a time
-            parts = [_self_attention_limit(KZ[b], VZk[b], normalizer, return_weights) for b in range(KZ.shape[0])]
-            out = onp.stack([p[0] for p in parts])
-            W = onp.stack([p[1] for p in parts]) if return_weights else None
-        return (out, W, None) if return_weights else out
+    rows, v_rows = used_rows(Q, K, V, bQ, bK, bV)  # the rows of the weights that can matter
+    if self_attention and hard and score == "euclidean" and same_map(Q, K, bQ, bK):
+        # gamma = inf self-attention with Q = K: exact, O(n log n), no n x n matrix (kmt_ref.core.exact)
+        return self_attention_limit(project(K, bK, Zk, rows), VZk, normalizer, return_weights)
 
-    KZk = _project(K, bK, Zk, rows)  # (..., d_used, r)
+    KZk = project(K, bK, Zk, rows)  # (..., d_used, r)
     sigma = get_normalizer(normalizer)
     q = Z.shape[-1]
     r = Zk.shape[-1]
@@ -352,9 +178,9 @@ def attention(
     outs, Ws, Ss = [], [], []
     for a in starts:
         Zc = Z if len(starts) == 1 else Z[..., a : a + chunk_size]
-        S = _scores_from_projections(KZk, _project(Q, bQ, Zc, rows), score, scale)  # (..., r, qc)
-        if hard:  # the exact selection / mean; weights only for the record
-            outs.append(_hard_cross(S, VZk, normalizer, v_rows))
+        S = scores_from_projections(KZk, project(Q, bQ, Zc, rows), score, scale)  # (..., r, qc)
+        if hard:  # the exact selection / mean (kmt_ref.core.exact); weights only for the record
+            outs.append(hard_cross(S, VZk, normalizer, v_rows))
             if return_weights:
                 Ws.append(sigma(S, axis=-2))
                 Ss.append(S)
@@ -363,8 +189,8 @@ def attention(
         if dropout:
             keep = rng.random(getval(W).shape) >= dropout
             W = W * keep / (1.0 - dropout)
-        if _is_disjoint_uniform(W):  # e.g. normmax(alpha=inf): a plain mean, summed in key order
-            outs.append(_segment_mean(W > 0, VZk, v_rows))
+        if is_disjoint_uniform(W):  # e.g. normmax(alpha=inf): a plain mean, summed in key order
+            outs.append(segment_mean(W > 0, VZk, v_rows))
         else:
             outs.append(np.matmul(VZk, W))
         if return_weights:
@@ -560,8 +386,8 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
         Z = streams[sub.stream]
         if isinstance(sub, FeedForward):
             p = sub.prefix
-            H = ACTIVATIONS[sub.activation](_project(params[p + "W1"], _get(params, p + "b1"), Z))
-            out = _project(params[p + "W2"], _get(params, p + "b2"), H)
+            H = ACTIVATIONS[sub.activation](project(params[p + "W1"], _get(params, p + "b1"), Z))
+            out = project(params[p + "W2"], _get(params, p + "b2"), H)
             if record:
                 rec.outputs[p + "FFN"] = getval(out)
             streams[sub.stream] = Z + out

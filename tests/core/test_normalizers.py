@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from kmt_ref.normalizers import (
+from kmt_ref.core.normalizers import (
     GUMBEL_RANGE,
     NORMALIZERS,
     SHIFT_INVARIANT,
@@ -428,36 +428,3 @@ def test_softmax_validation_keeps_autograd_working():
     assert np.isnan(g).all()
     with pytest.raises(ValueError, match="gamma=-1.0"):  # gamma is checked on the tape too
         grad(lambda s: softmax(s, -1.0)[0])(np.array([1.0, 0.0]))
-
-
-# --------------------------------------------------------------------------
-# attention dropout, applied to the normalizer's weights (kmt_ref.attention)
-# --------------------------------------------------------------------------
-def _attend(**kw):
-    from kmt_ref.attention import attention
-
-    rng = np.random.default_rng(0)
-    Z, Zk = rng.normal(size=(3, 4)), rng.normal(size=(3, 5))
-    Q, K, V = np.eye(3), np.eye(3), np.eye(3)
-    return attention(Z, Zk, Q, K, V, **kw)
-
-
-@pytest.mark.parametrize("dropout, rng, error, message", [
-    (0.5, None, ValueError, r"dropout=0.5 needs rng, a numpy.random.Generator .*got rng=None"),  # was AttributeError
-    (0.5, 3, TypeError, "got rng=3"),
-    (1.0, None, ValueError, r"dropout=1.0 should be in \[0, 1\)"),
-    (-0.1, None, ValueError, r"dropout=-0.1 should be in \[0, 1\)"),
-    (np.nan, None, ValueError, r"dropout=nan should be in \[0, 1\)"),
-    ("0.1", None, TypeError, "dropout must be a real number in"),
-    (True, None, TypeError, "dropout must be a real number in"),
-])
-def test_attention_dropout_is_checked(dropout, rng, error, message):
-    with pytest.raises(error, match=message):
-        _attend(dropout=dropout, rng=rng)
-
-
-def test_attention_dropout_valid():
-    np.testing.assert_array_equal(_attend(dropout=0.0), _attend())  # no rng needed without dropout
-    a = _attend(dropout=np.float32(0.25), rng=np.random.default_rng(4))
-    b = _attend(dropout=0.25, rng=np.random.default_rng(4))
-    np.testing.assert_array_equal(a, b)

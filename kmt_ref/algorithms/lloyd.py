@@ -1,139 +1,178 @@
-"""Hand-set weights: Theorem 2.1 (the k-means transformer) and shared machinery.
+r"""Lloyd's algorithm and Theorem 2.1: the k-means transformer, one layer = one iteration.
 
-The generic layer (:func:`kmt_ref.attention.layer_forward`) knows nothing
-about k-means; this module gives it particular weights and a particular token
-layout. Variants (:mod:`kmt_ref.variants`, ...) reuse :class:`Embedding`,
-:func:`projector` and :func:`run_layers`.
+The paper (§2, eqs. (1)-(2)), iteration t::
+
+    l_i^{(t)}   = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
+    c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}               (empty: c_j^{(t)}, SPEC §3 "(open)")
+
+Theorem 2.1 (eq. (5)): with the hand-set weights of :func:`lloyd_weights`,
+the encoder-decoder layer::
+
+    Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)     assign, reset Y
+    Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)    update, reset C
+
+carries exactly Lloyd's state, ``[X; Y^{(t+1)}]`` and ``[C^{(t+1)}; I_k]``.
+
+This file holds both sides of that equality: first the classical loop
+(:func:`lloyd`, plain NumPy: nothing from :mod:`kmt_ref.core`, so that the
+check stays independent), then the circuit (:func:`lloyd_weights`,
+:func:`lloyd_layer`, :func:`kmeans_transformer`). The helpers the other
+classical references share (:func:`cluster_means`, :func:`start_trace`,
+:func:`finish_trace`) live here, with the algorithm they generalise.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .attention import Block, Sublayer, layer_forward
-from .frame import Frame, data_frame
-from .trace import ClusteringTrace, frame_objective
-from .validation import as_centers, as_points, check_choice, check_count, check_gamma
+from ..core.attention import Block, Sublayer
+from ..core.tokens import Embedding, prepare, projector, run_layers
+from ..frame import Frame, data_frame
+from ..trace import ClusteringTrace, frame_objective, nearest_center
+from ..validation import as_centers, as_points, check_choice, check_count, check_gamma
 
 __all__ = [
-    "Embedding",
-    "projector",
+    "lloyd",
+    "lloyd_step",
+    "cluster_means",
+    "start_trace",
+    "finish_trace",
+    "EMPTY_POLICIES",
     "lloyd_weights",
     "lloyd_layer",
-    "run_layers",
-    "prepare",
     "kmeans_transformer",
-    "EmptyClusterError",
+    "OTHER_ATTENTIONS",
 ]
 
 
-class EmptyClusterError(ValueError):
-    """A construction that assumes non-empty clusters met an empty one."""
+# ==========================================================================
+# The classical algorithm (plain NumPy)
+# ==========================================================================
+#: what Lloyd's algorithm does with a cluster that lost all its points
+EMPTY_POLICIES = ("keep",)
 
 
-# --------------------------------------------------------------------------
-# Token layout
-# --------------------------------------------------------------------------
-def _point_row(name, X, k):
-    d, n = X.shape
-    if name == "x":
-        return X
-    if name == "y":
-        return np.zeros((k, n))
-    if name == "flag":
-        return np.zeros((1, n))
-    if name == "norm":
-        return np.sum(X * X, axis=0)[None, :]
-    if name == "one":
-        return np.ones((1, n))
-    raise ValueError(f"unknown embedding row {name!r}")
+def cluster_means(X, labels, C_prev):
+    """Mean of the points of each cluster; an empty cluster keeps ``C_prev``'s column.
 
+    Parameters
+    ----------
+    X : ndarray, shape (d, n)
+    labels : ndarray of int, shape (n,)
+    C_prev : ndarray, shape (d, k)
 
-def _center_row(name, C):
-    d, k = C.shape
-    if name == "x":
-        return C
-    if name == "y":
-        return np.eye(k)
-    if name == "flag":
-        return np.ones((1, k))
-    if name == "norm":
-        return np.sum(C * C, axis=0)[None, :]
-    if name == "one":
-        return np.ones((1, k))
-    raise ValueError(f"unknown embedding row {name!r}")
-
-
-@dataclass(frozen=True)
-class Embedding:
-    """A token layout: named row blocks stacked in order.
-
-    Row blocks (points | centers):
-
-    ========  ==========  ==========  =====
-    name      points      centers     rows
-    ========  ==========  ==========  =====
-    ``x``     x_i         c_j         d
-    ``y``     y_i (= 0)   e_j         k
-    ``flag``  0           1           1
-    ``norm``  ||x_i||^2   ||c_j||^2   1
-    ``one``   1           1           1
-    ========  ==========  ==========  =====
-
-    The paper's layout (SPEC §1) is ``("x", "y")``: ``Xbar = [X; Y]``,
-    ``Cbar = [C; I_k]``, ``d_emb = d + k``.
+    Returns
+    -------
+    C : ndarray, shape (d, k)
+    counts : ndarray of int, shape (k,)
     """
-
-    d: int
-    k: int
-    layout: tuple = ("x", "y")
-
-    def size(self, name):
-        return {"x": self.d, "y": self.k}.get(name, 1)
-
-    @property
-    def d_emb(self):
-        return sum(self.size(name) for name in self.layout)
-
-    def rows(self, name):
-        """The slice of rows holding block ``name``."""
-        start = 0
-        for block in self.layout:
-            if block == name:
-                return slice(start, start + self.size(block))
-            start += self.size(block)
-        raise KeyError(f"layout {self.layout} has no block {name!r}")
-
-    def embed_points(self, X):
-        """``Xbar``, shape (d_emb, n), with ``Y = 0``."""
-        return np.concatenate([_point_row(name, X, self.k) for name in self.layout], axis=0)
-
-    def embed_centers(self, C):
-        """``Cbar``, shape (d_emb, k)."""
-        return np.concatenate([_center_row(name, C) for name in self.layout], axis=0)
-
-    def centers(self, Cbar):
-        """Read ``C`` (d, k) back from the center tokens."""
-        return Cbar[..., self.rows("x"), :]
-
-    def assignments(self, Xbar):
-        """Read ``Y`` (k, n) back from the point tokens."""
-        return Xbar[..., self.rows("y"), :]
+    k = C_prev.shape[1]
+    counts = np.bincount(labels, minlength=k)  # (k,)
+    sums = np.stack([np.bincount(labels, weights=row, minlength=k) for row in X])  # (d, k)
+    C = C_prev.copy()
+    nonempty = counts > 0
+    C[:, nonempty] = sums[:, nonempty] / counts[nonempty]
+    return C, counts
 
 
-def projector(emb, *names):
-    """Diagonal 0/1 matrix keeping the given row blocks: ``P_X = projector(emb, "x")``."""
-    P = np.zeros((emb.d_emb, emb.d_emb))
-    for name in names:
-        r = emb.rows(name)
-        P[r, r] = np.eye(r.stop - r.start)
-    return P
+def lloyd_step(X, C):
+    """One Lloyd iteration: assign to the nearest center, move each center to its mean.
+
+    Returns
+    -------
+    C_new : ndarray, shape (d, k)
+    labels : ndarray of int, shape (n,)
+    """
+    labels, _ = nearest_center(X, C)
+    C_new, _ = cluster_means(X, labels, C)
+    return C_new, labels
 
 
-# --------------------------------------------------------------------------
-# Theorem 2.1
-# --------------------------------------------------------------------------
+def lloyd(X, C0, n_iter, empty="keep"):
+    r"""Lloyd's algorithm for k-means, with tokens as columns.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+        Data, one point per column.
+    C0 : array_like, shape (d, k)
+        Initial centers, one per column (1 <= k <= n).
+    n_iter : int
+        Number of iterations T >= 0.
+    empty : {"keep"}
+        Empty-cluster policy: ``"keep"`` leaves the center where it was.
+
+    Returns
+    -------
+    ClusteringTrace
+        ``centers`` (T+1, d, k), ``labels`` (T, n), ``objective`` (T+1,).
+
+    Notes
+    -----
+    Iteration t (paper §2, eqs. (1)-(2))::
+
+        l_i^{(t)} = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
+        c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}             (empty: c_j^{(t)})
+
+    The objective ``sum_i min_j ||x_i - c_j^{(t)}||^2`` never increases.
+    Squared distances are ``||x||^2 + ||c||^2 - 2 c.x`` (one matrix product),
+    so memory is O(n (d + k)). They are computed in the data frame of X
+    (:mod:`kmt_ref.frame`: centered and rescaled by a power of two where the
+    data's position or scale needs it, the identity otherwise), so the labels
+    do not depend on where the data sit or in what units. Integer and float32
+    input is computed in float64.
+    """
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
+    for t in range(n_iter):
+        C, labels[t] = lloyd_step(X, C)
+        centers[t + 1] = C
+    return finish_trace(X, centers, labels, {"empty": empty}, frame)
+
+
+def start_trace(X, C0, n_iter, empty, use_frame=True):
+    """Validate the common arguments of an iterative reference, move them into the data frame, allocate its trace.
+
+    Parameters
+    ----------
+    use_frame : bool
+        ``False`` for algorithms that must not shift the data (spherical
+        k-means): the frame is then the identity.
+
+    Returns
+    -------
+    X : ndarray, shape (d, n) (float64, in the frame); C : ndarray, shape (d, k) (likewise)
+    n_iter : int
+    centers : ndarray, shape (n_iter+1, d, k), with ``centers[0] = C``
+    labels : ndarray of int, shape (n_iter, n), to be filled
+    frame : :class:`~kmt_ref.frame.Frame`, to pass to :func:`finish_trace`
+    """
+    X = as_points(X)
+    C = as_centers(C0, X)
+    n_iter = check_count(n_iter, "n_iter")
+    check_choice(empty, "empty", EMPTY_POLICIES)
+    frame = data_frame(X, C) if use_frame else Frame(np.zeros(X.shape[0]), 0)
+    X, C = frame.to_frame(X), frame.to_frame(C)
+    d, n = X.shape
+    k = C.shape[1]
+    centers = np.empty((n_iter + 1, d, k))
+    centers[0] = C
+    labels = np.empty((n_iter, n), dtype=np.intp)
+    return X, C, n_iter, centers, labels, frame
+
+
+def finish_trace(X, centers, labels, info, frame):
+    """A :class:`ClusteringTrace` in data units, with the k-means objective of every ``centers[t]``.
+
+    ``X`` and ``centers`` are in ``frame``; the trace's centers and objective
+    are read out of it (:meth:`~kmt_ref.frame.Frame.from_frame`).
+    """
+    J = np.array([frame_objective(X, C) for C in centers])  # (T+1,) in the frame
+    return ClusteringTrace(centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J),
+                           info=info, log_objective=frame.log_objective(J))
+
+
+# ==========================================================================
+# The circuit: Theorem 2.1
+# ==========================================================================
 def lloyd_weights(d, k, center_update="euclidean"):
     r"""The hand-set Q, K, V of Theorem 2.1 (SPEC §3), as a parameter dict.
 
@@ -244,99 +283,10 @@ def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gam
     )
 
 
-def prepare(X, C0, n_layers, use_frame=True):
-    """Validate a transformer's data, initial centers and depth; move them into the data frame.
-
-    Every hand-set transformer embeds its tokens in the data frame of X
-    (:mod:`kmt_ref.frame`): ``x~ = (x - s) / 2^e``, the identity on data of
-    ordinary position and scale. It is part of the embedding, and undone at
-    the read-out by :func:`run_layers`.
-
-    Parameters
-    ----------
-    X : array_like, shape (d, n)
-    C0 : array_like, shape (d, k)
-    n_layers : int
-    use_frame : bool
-        ``False`` for circuits that must not shift the data (spherical
-        k-means normalizes every token instead): the identity frame.
-
-    Returns
-    -------
-    X : ndarray, shape (d, n); C0 : ndarray, shape (d, k)   (float64, in the frame)
-    n_layers : int
-    frame : :class:`~kmt_ref.frame.Frame`
-    """
-    X = as_points(X)
-    C0 = as_centers(C0, X)
-    n_layers = check_count(n_layers, "n_layers")
-    frame = data_frame(X, C0) if use_frame else Frame(np.zeros(X.shape[0]), 0)
-    return frame.to_frame(X), frame.to_frame(C0), n_layers, frame
-
-
-def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, chunk_size=1024,
-               check_nonempty=False, embed_points=None, frame=None):
-    """Run ``n_layers`` shared-weight layers and collect a :class:`ClusteringTrace`.
-
-    Parameters
-    ----------
-    X : ndarray, shape (d, n)   (validated float64, in ``frame``)
-    params, layer : the weights and layer description
-    emb : Embedding
-    C0 : ndarray, shape (d, k)
-    n_layers : int
-    rng : numpy.random.Generator, optional
-    record : bool
-        Keep a :class:`~kmt_ref.attention.LayerRecord` per layer.
-    chunk_size : int
-        Query chunk for dense (finite-gamma) attention.
-    check_nonempty : bool
-        Raise :class:`EmptyClusterError` if a cluster has no member after an
-        encoder step (for constructions that assume none).
-    embed_points : callable, optional
-        ``X -> Xbar``; default ``emb.embed_points``.
-    frame : :class:`~kmt_ref.frame.Frame`, optional
-        The data frame X and C0 are in (:func:`prepare`); the trace's centers
-        and objective are read out of it. Default: the identity. Recorded
-        tokens (``record=True``) stay in the frame.
-
-    Returns
-    -------
-    ClusteringTrace
-    """
-    Xbar = (embed_points or emb.embed_points)(X)  # (d_emb, n)
-    Cbar = emb.embed_centers(C0)  # (d_emb, k)
-    d, n = X.shape
-    k = C0.shape[1]
-    centers = np.empty((n_layers + 1, d, k))
-    labels = np.empty((n_layers, n), dtype=np.intp)
-    one_hot = np.empty(n_layers, dtype=np.intp)
-    centers[0] = C0
-    records = [] if record else None
-    for t in range(n_layers):
-        out = layer_forward(params, Xbar, Cbar, layer, rng=rng, record=record, chunk_size=chunk_size)
-        Xbar, Cbar = out[0], out[1]
-        if record:
-            records.append(out[2])
-        Y = emb.assignments(Xbar)  # (k, n)
-        labels[t] = np.argmax(Y, axis=0)
-        one_hot[t] = int(np.sum(np.all((Y == 0) | (Y == 1), axis=0) & (np.sum(Y == 1, axis=0) == 1)))
-        if check_nonempty:
-            empty = np.flatnonzero(np.sum(Y, axis=1) == 0)
-            if empty.size:
-                raise EmptyClusterError(
-                    f"cluster {int(empty[0])} is empty at layer {t + 1}: this construction "
-                    "(the paper's linear center update) assumes every cluster keeps a member; "
-                    "use center_update='euclidean', which keeps an empty cluster's center exactly"
-                )
-        centers[t + 1] = emb.centers(Cbar)
-    frame = frame or Frame(np.zeros(d), 0)
-    J = np.array([frame_objective(X, centers[t]) for t in range(n_layers + 1)])  # (T+1,) in the frame
-    Y_final = emb.assignments(Xbar) if n_layers else None
-    return ClusteringTrace(
-        centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J), assignments=Y_final,
-        one_hot=one_hot, layers=records, log_objective=frame.log_objective(J),
-    )
+#: ``kmeans_transformer(..., attention=name)`` for the circuits other than Theorem 2.1's Euclidean one:
+#: name -> a function with kmeans_transformer's signature. Theorem 2.2 registers ``"dot"``
+#: (:mod:`kmt_ref.algorithms.dot_product`), so this module never imports the circuits built on it.
+OTHER_ATTENTIONS = {}
 
 
 def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", gamma_reset=np.inf,
@@ -358,7 +308,7 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
         ``"euclidean"``: Theorem 2.1 (distance attention). ``"dot"``: Theorem
         2.2, plain dot-product attention with squared norms in the tokens and a
         ReQU feed-forward block
-        (:func:`kmt_ref.standard_variants.dot_product_transformer`); the same
+        (:func:`kmt_ref.algorithms.dot_product.dot_product_transformer`); the same
         trace. Its scores carry the offset ``||x_i||^2``, so in floating point
         two points closer than about 1e-8 times the data scale cannot be told
         apart by its reset block 2 (see that function's Notes).
@@ -390,14 +340,12 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
     (lowest index), duplicates, empty clusters (kept), ``k = 1`` and ``k = n``.
     Integer and float32 input is computed in float64.
     """
-    check_choice(attention, "attention", ("euclidean", "dot"))
-    if attention == "dot":
+    check_choice(attention, "attention", ("euclidean",) + tuple(OTHER_ATTENTIONS))
+    if attention != "euclidean":
         if center_update != "euclidean":
             raise ValueError(f"center_update={center_update!r} applies to attention='euclidean' only")
-        from .standard_variants import dot_product_transformer  # noqa: PLC0415 (it imports this module)
-
-        return dot_product_transformer(X, C0, n_layers, gamma, gamma_reset=gamma_reset,
-                                       gamma_update=gamma_update, record=record, chunk_size=chunk_size)
+        return OTHER_ATTENTIONS[attention](X, C0, n_layers, gamma, gamma_reset=gamma_reset,
+                                           gamma_update=gamma_update, record=record, chunk_size=chunk_size)
     X, C0, n_layers, frame = prepare(X, C0, n_layers)
     gamma = check_gamma(gamma, "gamma")
     gamma_reset = check_gamma(gamma_reset, "gamma_reset")

@@ -14,13 +14,17 @@ import warnings
 
 import numpy as np
 import pytest
+from cases import all_cases
 
 import kmt_ref
+from kmt_ref.algorithms import (
+    randomized_kmedoids,
+    robust_kmeans,
+    trimmed_kmeans,
+    trimmed_kmeans_attention,
+)
 from kmt_ref.frame import Frame, data_frame
-from kmt_ref.reference_sparse import randomized_kmedoids, robust_kmeans, trimmed_kmeans, trimmed_kmeans_attention
 from kmt_ref.validation import ColumnsWarning
-
-from cases import all_cases
 
 N_ITER = 6
 

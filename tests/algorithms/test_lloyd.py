@@ -1,24 +1,29 @@
-"""Theorem 2.1: the hand-set transformer equals Lloyd's algorithm, layer by layer.
+"""Lloyd's algorithm and Theorem 2.1 (kmt_ref/algorithms/lloyd.py): the transformer equals Lloyd, layer by layer, bit for bit.
 
-At gamma = inf the labels must be equal exactly and the centers to 1e-12 on
-data of unit scale (the tolerance is scaled with the data: ``1e-12 * max|X|``)
-on every case of the shared table, at every layer.
+Every instance of the shared case table (tests/cases.py), hand-computed toys, the
+degenerate policies (ties, empty clusters, duplicates, k = 1, k = n), finite gamma,
+the record and bad input.
 """
 import numpy as np
 import pytest
+from cases import all_cases, degenerate_cases
 
 import kmt_ref
 from kmt_ref import kmeans_transformer, lloyd
-from kmt_ref.constructions import EmptyClusterError, lloyd_weights
-
-from cases import all_cases, degenerate_cases
+from kmt_ref.algorithms.lloyd import lloyd_weights
+from kmt_ref.core.tokens import EmptyClusterError
 
 CASES = all_cases()
+
+
+
 N_LAYERS = 6
+
 
 
 def atol_for(X):
     return 1e-12 * max(np.max(np.abs(X)), 1e-300)
+
 
 
 def assert_same_trace(ref, trf, X):
@@ -30,11 +35,13 @@ def assert_same_trace(ref, trf, X):
     np.testing.assert_allclose(trf.objective, ref.objective, rtol=1e-12, atol=atol_for(X) ** 2)
 
 
+
 def test_case_table_is_large_and_varied():
     assert len(CASES) >= 200
     ks = {C0.shape[1] for _, _, C0 in CASES}
     assert 1 in ks
     assert any(C0.shape[1] == X.shape[1] for _, X, C0 in CASES)  # k = n
+
 
 
 @pytest.mark.parametrize("name,X,C0", CASES, ids=[c[0] for c in CASES])
@@ -44,6 +51,7 @@ def test_transformer_equals_lloyd_at_every_layer(name, X, C0):
     assert_same_trace(ref, trf, X)
     # at gamma = inf every assignment is exactly one-hot
     assert np.all(trf.one_hot == X.shape[1])
+
 
 
 def test_table_exercises_empty_clusters_ties_and_duplicates():
@@ -59,6 +67,7 @@ def test_table_exercises_empty_clusters_ties_and_duplicates():
     assert n_empty >= 20 and n_dups >= 20 and n_ties >= 20, (n_empty, n_dups, n_ties)
 
 
+
 @pytest.mark.parametrize("name,X,C0", degenerate_cases(), ids=[c[0] for c in degenerate_cases()])
 def test_degenerate_cases_with_linear_center_update(name, X, C0):
     """The paper's linear block 3 equals Lloyd whenever no cluster empties, and says so when one does."""
@@ -71,6 +80,7 @@ def test_degenerate_cases_with_linear_center_update(name, X, C0):
         assert_same_trace(ref, kmeans_transformer(X, C0, N_LAYERS, center_update="linear"), X)
 
 
+
 # ---------------------------------------------------------------- hand-computed
 def test_lloyd_hand_computed_toy():
     X = np.array([[1.0, 1.0, 1.0, 10.0, 10.0, 10.0], [2.0, 4.0, 0.0, 2.0, 4.0, 0.0]])
@@ -81,11 +91,13 @@ def test_lloyd_hand_computed_toy():
     assert tr.objective[0] == 16.0 and tr.objective[1] == 16.0
 
 
+
 def test_ties_go_to_the_lowest_index():
     X = np.array([[0.0, 3.0]])  # x = 0 is equidistant from -1 and +1
     for trf in (lloyd(X, [[-1.0, 1.0]], 1), kmeans_transformer(X, [[-1.0, 1.0]], 1)):
         np.testing.assert_array_equal(trf.labels[0], [0, 1])
         np.testing.assert_array_equal(trf.centers[1], [[0.0, 3.0]])
+
 
 
 def test_empty_cluster_keeps_its_center():
@@ -94,6 +106,7 @@ def test_empty_cluster_keeps_its_center():
     for tr in (lloyd(X, C0, 3), kmeans_transformer(X, C0, 3)):
         np.testing.assert_array_equal(tr.centers[-1], [[1.0, 50.0]])
         assert not np.any(np.isnan(tr.centers))
+
 
 
 def test_k_equals_n_is_a_fixed_point():
@@ -105,6 +118,7 @@ def test_k_equals_n_is_a_fixed_point():
     assert np.all(tr.objective == 0)
 
 
+
 @pytest.mark.parametrize("seed", range(5))
 def test_lloyd_objective_never_increases(seed):
     rng = np.random.default_rng(seed)
@@ -113,11 +127,13 @@ def test_lloyd_objective_never_increases(seed):
     assert np.all(np.diff(tr.objective) <= 1e-12 * tr.objective[0])
 
 
+
 def test_zero_layers_returns_the_initial_state():
     X = np.arange(6.0).reshape(2, 3)
     tr = kmeans_transformer(X, X[:, :2], 0)
     assert tr.labels.shape == (0, 3) and tr.centers.shape == (1, 2, 2)
     np.testing.assert_array_equal(tr.centers[0], X[:, :2])
+
 
 
 # ---------------------------------------------------------------- finite gamma
@@ -134,6 +150,7 @@ def test_large_finite_gamma_matches_lloyd_on_separated_data(seed):
     np.testing.assert_allclose(trf.centers, ref.centers, atol=1e-9)
 
 
+
 def test_soft_assignment_approaches_hard_as_gamma_grows():
     rng = np.random.default_rng(1)
     X = rng.uniform(0, 1, (2, 60))
@@ -141,6 +158,7 @@ def test_soft_assignment_approaches_hard_as_gamma_grows():
     ref = lloyd(X, C0, 3)
     errs = [np.abs(kmeans_transformer(X, C0, 3, gamma=g).centers - ref.centers).max() for g in (1e1, 1e2, 1e3, 1e5)]
     assert errs[-1] < 1e-6 and all(a >= b for a, b in zip(errs, errs[1:]))
+
 
 
 def test_finite_gamma_reset_is_chunked_and_chunking_does_not_change_results():
@@ -151,6 +169,7 @@ def test_finite_gamma_reset_is_chunked_and_chunking_does_not_change_results():
     np.testing.assert_allclose(a.centers, b.centers, rtol=0, atol=1e-13)
     # finite reset gamma mixes the y of nearby points: assignments are no longer exactly one-hot
     assert a.one_hot[-1] < 70
+
 
 
 # ---------------------------------------------------------------- inspection
@@ -176,6 +195,7 @@ def test_record_exposes_tokens_and_attention():
     np.testing.assert_allclose(emb.centers(rec.Cbar_out), lloyd(X, C0, 1).centers[1], atol=1e-15)
 
 
+
 def test_weights_are_the_papers_projectors():
     params, emb = lloyd_weights(2, 3, "linear")
     assert emb.d_emb == 5
@@ -188,32 +208,6 @@ def test_weights_are_the_papers_projectors():
         np.testing.assert_array_equal(params[key], M, err_msg=key)
 
 
-def test_no_n_by_n_matrix_at_gamma_inf():
-    """Memory stays O(n (d + k)): 20,000 points would need 3.2 GB for one n x n matrix."""
-    import tracemalloc
-
-    rng = np.random.default_rng(0)
-    X = rng.uniform(0, 1, (2, 20_000))
-    X[:, 100:200] = X[:, :100]  # duplicates exercise the exact grouping path
-    tracemalloc.start()
-    kmeans_transformer(X, X[:, :3], 2)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak < 40e6, f"peak {peak / 1e6:.1f} MB"
-
-
-def test_duplicate_grouping_matches_brute_force():
-    from kmt_ref.attention import _duplicate_groups
-
-    rng = np.random.default_rng(5)
-    base = rng.integers(0, 3, (3, 40)).astype(float)
-    KZ = base[:, rng.integers(0, 40, 300)]
-    first, inverse = _duplicate_groups(KZ)
-    for i in range(KZ.shape[1]):
-        same = np.flatnonzero(np.all(KZ == KZ[:, [i]], axis=0))
-        assert first[i] == same[0]
-        assert set(np.flatnonzero(inverse == inverse[i])) == set(same)
-
 
 # ---------------------------------------------------------------- input handling
 def test_integer_and_float32_input():
@@ -223,6 +217,7 @@ def test_integer_and_float32_input():
         tr = kmeans_transformer(X, np.array([[0, 5]], dtype=X.dtype), 2)
         assert tr.centers.dtype == np.float64
         np.testing.assert_array_equal(tr.centers, ref.centers)
+
 
 
 @pytest.mark.parametrize("func", [lloyd, kmeans_transformer])
@@ -249,6 +244,7 @@ def test_bad_input_gets_a_clear_error(func, X, C0, T, kw, exc, match):
         func(X, C0, T, **kw)
 
 
+
 @pytest.mark.parametrize(
     "kw,exc,match",
     [
@@ -265,9 +261,11 @@ def test_bad_parameters_get_a_clear_error(kw, exc, match):
         kmeans_transformer(np.zeros((1, 3)), np.zeros((1, 1)), 1, **kw)
 
 
+
 def test_lloyd_rejects_unknown_empty_policy():
     with pytest.raises(ValueError, match=r"empty='drop' should be one of"):
         lloyd(np.zeros((1, 3)), np.zeros((1, 1)), 1, empty="drop")
+
 
 
 def test_rows_to_columns_is_the_one_transpose():
@@ -277,10 +275,12 @@ def test_rows_to_columns_is_the_one_transpose():
         kmt_ref.rows_to_columns(np.zeros(3))
 
 
+
 @pytest.mark.parametrize("name,X,C0", degenerate_cases()[:6], ids=[c[0] for c in degenerate_cases()[:6]])
 def test_attention_switch_runs_theorem_2_2(name, X, C0):
     """``attention="dot"`` is Theorem 2.2; it must give the same trace (tested fully in test_standard_variants)."""
     assert_same_trace(lloyd(X, C0, 3), kmeans_transformer(X, C0, 3, attention="dot"), X)
+
 
 
 def test_attention_switch_rejects_unknown_values():
@@ -288,6 +288,7 @@ def test_attention_switch_rejects_unknown_values():
         kmeans_transformer(np.zeros((1, 3)), np.zeros((1, 1)), 1, attention="cosine")
     with pytest.raises(ValueError, match=r"center_update='linear' applies to attention='euclidean' only"):
         kmeans_transformer(np.zeros((1, 3)), np.zeros((1, 1)), 1, attention="dot", center_update="linear")
+
 
 
 def test_centers_are_bit_identical_to_lloyds_on_the_whole_table():

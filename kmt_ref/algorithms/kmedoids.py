@@ -1,0 +1,255 @@
+r"""Randomized k-medoids **(open)**: every center becomes a member drawn near the member mean; as a transformer, hard Gumbel attention.
+
+The classical rule (SPEC §5, the project's own construction)::
+
+    l_i  = argmin_j ||x_i - c_j||^2                           (ties: lowest j)
+    mu_j = mean{x_i : l_i = j}
+    c_j <- x_{i*},  i* ~ softmax_{i in S_j}(-gamma ||x_i - mu_j||^2)     (empty: c_j)
+
+The circuit (:func:`randomized_kmedoids_transformer`): an extra decoder block
+writes ``mu_j``, then block 3 is hard Gumbel attention over the members. The
+same ``numpy.random.Generator`` stream drives both, so they are identical.
+The classical loop draws its noise with :func:`kmt_ref.core.normalizers.gumbel_noise`,
+the transformer's own sampler: that shared random stream is its one import from the core.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.attention import Block, Sublayer
+from ..core.normalizers import gumbel_noise
+from ..core.tokens import Embedding, prepare, projector, run_layers
+from ..validation import check_count, check_gamma, check_rng
+from .lloyd import finish_trace, lloyd_weights, start_trace
+from .sparse_update import GUMBEL_WIDTH, assign_then_update, penalties, sq_dist
+
+__all__ = ["randomized_kmedoids", "MedoidEmbedding", "kmedoids_weights", "kmedoids_layer",
+           "randomized_kmedoids_transformer"]
+
+
+# ==========================================================================
+# The classical algorithm (plain NumPy)
+# ==========================================================================
+def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
+    r"""Randomized k-medoids: every center becomes a member drawn with probability softmax(-gamma ||x_i - mu_j||^2).
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+    C0 : array_like, shape (d, k)
+    n_iter : int
+    gamma : float
+        ``0 <= gamma < inf``. ``0``: a uniformly random member; large: the
+        member closest to the mean (a deterministic medoid-like choice).
+    rng : numpy.random.Generator
+        The only source of randomness. Passing a Generator in the same state
+        to :func:`kmt_ref.sparse_variants.randomized_kmedoids_transformer` gives
+        the identical trace.
+    empty : {"keep"}
+
+    Returns
+    -------
+    ClusteringTrace
+        ``info["medoids"]`` (T, k) int: the index of the point each center
+        became at each step, ``-1`` for a kept (empty) center.
+
+    Notes
+    -----
+    **(open)**: the project's own construction (SPEC §5). Step t::
+
+        l_i  = argmin_j ||x_i - c_j||^2                        (ties: lowest j)
+        mu_j = mean{x_i : l_i = j}
+        c_j <- x_{i*},  i* ~ softmax_{i in S_j}(-gamma ||x_i - mu_j||^2)   (empty: c_j)
+
+    The draw is the Gumbel-max trick: ``i* = argmax_{i in S_j}
+    (-gamma ||x_i - mu_j||^2 + g_ij)`` with standard Gumbel ``g`` from
+    :func:`kmt_ref.normalizers.gumbel_noise` (ties: lowest index). To share
+    one random stream with the transformer, each step draws the noise array
+    the transformer's block 3 draws, one variable per (key, center) pair with
+    the keys ``[x_1 .. x_n, c_1 .. c_k]``: shape (n + k, k), C order; only the
+    rows of the members are used.
+    """
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
+    gamma = check_gamma(gamma, "gamma", allow_inf=False)
+    rng = check_rng(rng)
+    g = frame.gamma(gamma)  # acts on squared data distances
+    n = X.shape[1]
+    k = C.shape[1]
+    medoids = np.full((n_iter, k), -1, dtype=np.intp)
+    noise = {}
+
+    def draw(t):
+        noise["G"] = gumbel_noise(rng, (n + k, k))  # the transformer's (keys, queries) noise
+
+    def update(t, j, members, c):
+        mu = np.mean(X[:, members], axis=1)
+        logits = -g * sq_dist(X[:, members], mu) + noise["G"][members, j]
+        medoids[t, j] = members[int(np.argmax(logits))]  # Gumbel-max draw; ties: lowest index
+        return X[:, medoids[t, j]]
+
+    assign_then_update(X, C, centers, labels, update, per_step=draw)
+    return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty, "medoids": medoids}, frame)
+
+
+# ==========================================================================
+# The circuit
+# ==========================================================================
+@dataclass(frozen=True)
+class MedoidEmbedding(Embedding):
+    """:class:`~kmt_ref.constructions.Embedding` with an extra ``mu`` row block (d rows, 0 at embedding).
+
+    Default layout ``("x", "y", "flag", "mu")``: point tokens ``[x_i; y_i; 0; 0]``,
+    center tokens ``[c_j; e_j; 1; 0]``. The first decoder sublayer writes the
+    member mean ``mu_j`` into the ``mu`` rows of center j.
+    """
+
+    layout: tuple = ("x", "y", "flag", "mu")
+
+    def size(self, name):
+        return self.d if name == "mu" else super().size(name)
+
+    def _stack(self, Z, embed):
+        m = Z.shape[1]
+        parts = [np.zeros((self.d, m)) if name == "mu" else embed(Embedding(self.d, self.k, (name,)), Z)
+                 for name in self.layout]
+        return np.concatenate(parts, axis=0)
+
+    def embed_points(self, X):
+        """``Xbar``, shape (d_emb, n)."""
+        return self._stack(X, Embedding.embed_points)
+
+    def embed_centers(self, C):
+        """``Cbar``, shape (d_emb, k)."""
+        return self._stack(C, Embedding.embed_centers)
+
+
+def _block_copy(emb, src, dst):
+    """Matrix (d_emb, d_emb) copying row block ``src`` of a token into row block ``dst``."""
+    M = np.zeros((emb.d_emb, emb.d_emb))
+    M[emb.rows(dst), emb.rows(src)] = np.eye(emb.size(src))
+    return M
+
+
+def kmedoids_weights(d, k, gamma, gamma1, gamma_flag):
+    r"""Weights of the randomized k-medoids transformer (**(open)**: the project's construction).
+
+    Parameters
+    ----------
+    d, k : int
+    gamma : float
+        Coefficient of ``||mu_j - x_i||^2`` in the sampling logits.
+    gamma1, gamma_flag : float
+        Penalties (:func:`separating_penalties` with the Gumbel noise width).
+
+    Returns
+    -------
+    params : dict
+        ``Q1 .. V4`` and the mean block ``Qmu, Kmu, Vmu`` and its reset
+        ``Qmu_reset, Kmu_reset, Vmu_reset``.
+    emb : MedoidEmbedding
+
+    Notes
+    -----
+    Proof sketch. Blocks 1, 2 and 4 are Theorem 2.1's (:func:`lloyd_weights`);
+    they read only the ``x``/``y`` rows, so the extra rows change nothing.
+
+    *Block mu* (queries centers, keys ``[Xbar', Cbar]``, averaging hardmax):
+    Theorem 2.1's block 3 with the empty-cluster token (scores 0 for members,
+    -1 for the own token, -2 and below otherwise) but ``V = copy x -> mu``: it
+    writes ``mu_j`` (the member mean; ``c_j`` for an empty cluster) into the
+    ``mu`` rows. *Block mu_reset* (identity self-attention on centers,
+    ``V = -P_mu``) removes the previous ``mu``.
+
+    *Block 3* (keys ``[Xbar', Cbar]``, hard Gumbel attention):
+    ``Q3 = sqrt(gamma) copy(mu -> x) + sqrt(gamma1) P_Y``,
+    ``K3 = sqrt(gamma) P_X + sqrt(gamma1) P_Y + sqrt(gamma_flag) P_flag``;
+    the logit of point i for center j is
+    ``-gamma ||x_i - mu_j||^2 - gamma1 ||y_i - e_j||^2`` (``-2 gamma1`` extra
+    for non-members), the own token's is ``-gamma ||c_j - mu_j||^2 - gamma_flag``.
+    Gumbel noise lies in an interval of width ``W`` (:data:`GUMBEL_WIDTH`), so
+    with the penalties of :func:`separating_penalties` (margin ``1 + W``) the
+    argmax of logit + noise is always a member when there is one (then it is
+    exactly the reference's Gumbel-max draw over the members), and the own
+    token when there is none. ``V3 = P_X`` writes that token's ``x`` rows:
+    the sampled member ``x_{i*}``, or ``c_j``; block 4 subtracts the old ``c_j``.
+    """
+    emb = MedoidEmbedding(d, k)
+    P_X, P_Y, P_T, P_M = (projector(emb, name) for name in ("x", "y", "flag", "mu"))
+    params = {
+        "Q1": P_X, "K1": P_X, "V1": P_Y,            # assign: write e_{j*}
+        "Q2": P_X, "K2": P_X, "V2": -P_Y,           # reset: subtract old y_i
+        "Qmu": P_Y, "Kmu": P_Y + P_T, "Vmu": _block_copy(emb, "x", "mu"),  # mean of members -> mu rows
+        "Qmu_reset": P_Y, "Kmu_reset": P_Y, "Vmu_reset": -P_M,            # subtract old mu
+        "Q3": np.sqrt(gamma) * _block_copy(emb, "mu", "x") + np.sqrt(gamma1) * P_Y,
+        "K3": np.sqrt(gamma) * P_X + np.sqrt(gamma1) * P_Y + np.sqrt(gamma_flag) * P_T,
+        "V3": P_X,                                  # the sampled token's x rows
+        "Q4": P_Y, "K4": P_Y, "V4": -P_X,           # reset: subtract old c_j
+    }
+    return params, emb
+
+
+def kmedoids_layer():
+    """The k-medoids layer: encoder, then the mean sublayer, then the sampling sublayer.
+
+    Each sublayer lists its reset block first, so the residual sum is
+    ``(old - old) + new`` (exact in floating point), as in :func:`lloyd_layer`.
+    """
+    return (
+        Sublayer("X", (Block("2", keys="X", normalizer="hardmax", gamma=np.inf),
+                       Block("1", keys="C", normalizer="hardmax", gamma=np.inf))),
+        Sublayer("C", (Block("mu_reset", keys="C", normalizer="hardmax", gamma=np.inf),
+                       Block("mu", keys="X+C", normalizer="hardmax_average", gamma=np.inf))),
+        Sublayer("C", (Block("4", keys="C", normalizer="hardmax", gamma=np.inf),
+                       Block("3", keys="X+C", normalizer="gumbel", gamma=1.0, options=(("hard", True),)))),
+    )
+
+
+def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None, gamma_flag=None,
+                                    record=False, chunk_size=1024):
+    r"""Randomized k-medoids transformer: an extra decoder block for mu_j, then hard Gumbel attention (**(open)**).
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+    C0 : array_like, shape (d, k)
+    n_layers : int
+    gamma : float
+        ``0 <= gamma < inf``: sampling logits ``-gamma ||x_i - mu_j||^2``.
+    rng : numpy.random.Generator
+        Drives the Gumbel noise (one (n + k, k) draw per layer). The same
+        Generator state given to
+        :func:`kmt_ref.reference_sparse.randomized_kmedoids` gives the
+        identical trace.
+    gamma1, gamma_flag : float, optional
+        Default: :func:`separating_penalties` with the Gumbel noise width.
+    record : bool
+    chunk_size : int
+
+    Returns
+    -------
+    ClusteringTrace
+
+    Notes
+    -----
+    Every center becomes a member point sampled with probability
+    ``softmax_{i in S_j}(-gamma ||x_i - mu_j||^2)``, ``mu_j`` the member mean;
+    an empty cluster keeps its center; a singleton moves onto its point;
+    exact ties of logit + noise go to the lowest key index (``np.argmax``).
+    Proof: :func:`kmedoids_weights`. The whole construction is the project's
+    own (SPEC §5 "(open)").
+    """
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
+    gamma = check_gamma(gamma, "gamma", allow_inf=False)
+    rng = check_rng(rng)
+    g = frame.gamma(gamma)  # it weighs squared data distances: scaled into the frame
+    gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH)
+    d, k = C0.shape
+    params, emb = kmedoids_weights(d, k, g, gamma1, gamma_flag)
+    # block 3 has k queries: never split it into chunks, so the noise is one (n + k, k) draw per layer
+    chunk_size = max(check_count(chunk_size, "chunk_size", minimum=1), k)
+    trace = run_layers(X, params, kmedoids_layer(), emb, C0, n_layers, rng=rng, record=record,
+                       chunk_size=chunk_size, frame=frame)
+    trace.info.update(variant="kmedoids", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)
+    return trace

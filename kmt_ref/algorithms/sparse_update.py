@@ -1,0 +1,218 @@
+r"""Block 3 over the members only: what trimmed, robust k-means and k-medoids share (SPEC §5).
+
+Each variant is a small, named change of the Theorem 2.1 construction
+(:func:`kmt_ref.constructions.lloyd_weights` / :func:`~kmt_ref.constructions.lloyd_layer`):
+the encoder (blocks 1 and 2: Lloyd's assignment, ties to the lowest index) and
+the center reset (block 4) are unchanged; only the center update changes.
+
+=========================  ====================================================  =========================================
+variant                    block 3 (queries: centers; keys ``[Xbar', Cbar]``)    classical reference
+=========================  ====================================================  =========================================
+trimmed k-means **(open)** alpha = inf normmax over ``-gamma1 ||e_j - y_i||^2``  :func:`~kmt_ref.reference_sparse.trimmed_kmeans_attention`
+                           ``- gamma2 ||c_j - x_i||^2``
+robust k-means             sparsemax over ``-gamma1 ||e_j - y_i||^2``            :func:`~kmt_ref.reference_sparse.robust_kmeans`
+                           ``- gamma ||c_j - x_i||^2 / sqrt(d)``                 (the authors' rule)
+randomized k-medoids       an extra decoder block writes the member mean mu_j;   :func:`~kmt_ref.reference_sparse.randomized_kmedoids`
+**(open)**                 block 3 is hard Gumbel attention over
+                           ``-gamma1 ||e_j - y_i||^2 - gamma ||mu_j - x_i||^2``
+=========================  ====================================================  =========================================
+
+What the sources give and what is the project's own: SPEC §5 states each
+variant as a change of the center-update normalizer. The robust rule is the
+authors' (their code); the trimmed and k-medoids rules are marked **(open)**:
+no source we could read states them. The explicit weights below -- the
+penalty ``gamma1`` that keeps non-members out of a sparse normalizer, the
+default-token flag that makes an empty cluster keep its center, the extra
+decoder block for ``mu_j`` -- and their proofs are the project's own
+constructions for all three; no theorem of the paper covers them.
+
+Why one Euclidean score suffices. Block 3 attends from center tokens
+``cbar_j = [c_j; e_j; 1]`` to keys ``[x_i; y_i; 0]`` (points, with the
+updated one-hot ``y_i``) and ``[c_l; e_l; 1]`` (centers). With
+
+    Q3 = diag(sqrt(g) I_d, sqrt(gamma1) I_k, 0),
+    K3 = diag(sqrt(g) I_d, sqrt(gamma1) I_k, sqrt(gamma_flag)),
+
+the score ``-||K3 kbar - Q3 cbar_j||^2`` is
+
+    point i, member of j:   -g ||x_i - c_j||^2
+    point i, non-member:    -g ||x_i - c_j||^2 - 2 gamma1
+    own center token j:     -gamma_flag
+    other center token l:   -g ||c_l - c_j||^2 - 2 gamma1 - gamma_flag.
+
+Sparsemax and alpha = inf normmax give weight exactly 0 to every score at or
+below ``tau >= max score - 1`` (:func:`kmt_ref.normalizers.simplex_threshold`)
+and do not move ``tau`` for such scores. So if every squared distance that can
+occur is at most ``D^2`` and
+
+    gamma_flag >= g D^2 + 1,   2 gamma1 >= g D^2 + 1,   2 gamma1 >= gamma_flag + 1,
+
+a cluster with members attends to its members only (with exactly the weights
+of the normalizer applied to ``-g ||x_i - c_j||^2`` over the members), and an
+empty cluster attends to its own token only, which writes ``c_j`` back
+(Lloyd's "keep" policy). :func:`separating_penalties` picks such values from
+the bounding box of ``[X, C0]``: every center of these algorithms stays in
+the convex hull of the data and the initial centers, so ``D^2`` bounds every
+distance at every layer. For the Gumbel block the noise adds at most the
+width of :data:`kmt_ref.normalizers.GUMBEL_RANGE` to any gap, and the margins
+grow by it.
+
+Degenerate cases (all variants, pinned by tests): ties in the assignment go to
+the lowest center index (block 1 is Lloyd's); an empty cluster keeps its
+center; a singleton cluster moves onto its point; no step divides by zero, so
+no NaN ever appears.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..core.attention import Block
+from ..core.normalizers import GUMBEL_RANGE
+from ..core.tokens import projector
+from ..trace import nearest_center
+from ..validation import check_gamma
+from .lloyd import lloyd_layer, lloyd_weights
+
+__all__ = ["separating_penalties", "sparse_update_weights", "sparse_update_layer", "GUMBEL_WIDTH"]
+
+#: width of the Gumbel noise range: the most noise can change a score gap
+GUMBEL_WIDTH = GUMBEL_RANGE[1] - GUMBEL_RANGE[0]
+
+
+# --------------------------------------------------------------------------
+# The classical side: Lloyd's assignment, then a per-cluster update
+# --------------------------------------------------------------------------
+def sq_dist(X, c):
+    """``||x_i - c||^2`` for the columns of X (d, m), computed directly."""
+    diff = X - c[:, None]
+    return np.sum(diff * diff, axis=0)  # (m,)
+
+
+def assign_then_update(X, C, centers, labels, update, per_step=None):
+    """Lloyd's assignment, then ``c_j <- update(t, j, members, c_j)`` for every non-empty cluster.
+
+    Fills ``centers[1:]`` and ``labels`` in place. An empty cluster keeps its
+    center (the ``"keep"`` policy). ``per_step(t)``, if given, runs once per
+    step after the assignment (e.g. to draw that step's random numbers).
+    """
+    k = C.shape[1]
+    for t in range(labels.shape[0]):
+        labels[t], _ = nearest_center(X, C)  # ties: lowest index
+        if per_step is not None:
+            per_step(t)
+        C_new = C.copy()
+        for j in range(k):
+            members = np.flatnonzero(labels[t] == j)
+            if members.size:
+                C_new[:, j] = update(t, j, members, C[:, j])
+        C = C_new
+        centers[t + 1] = C
+
+
+# --------------------------------------------------------------------------
+# The circuit side: penalties that keep non-members out (the project's construction)
+# --------------------------------------------------------------------------
+def _bounding_diameter_sq(X, C0):
+    """Squared diameter of the bounding box of the columns of ``[X, C0]``."""
+    Z = np.concatenate([X, C0], axis=1)
+    span = Z.max(axis=1) - Z.min(axis=1)  # (d,)
+    return float(np.sum(span * span))
+
+
+def separating_penalties(X, C0, g, noise_width=0.0):
+    r"""Sufficient ``(gamma1, gamma_flag)`` for block 3 to see members only.
+
+    Parameters
+    ----------
+    X : ndarray, shape (d, n)
+    C0 : ndarray, shape (d, k)
+    g : float
+        The coefficient of the squared distance in the score (``gamma2`` for
+        trimmed, ``gamma / sqrt(d)`` for robust, ``gamma`` for k-medoids).
+    noise_width : float
+        ``0`` for sparsemax/normmax (margin 1); the Gumbel noise width for
+        the sampling block.
+
+    Returns
+    -------
+    gamma1, gamma_flag : float
+
+    Notes
+    -----
+    With ``D^2`` the squared diameter of the bounding box of ``[X, C0]`` and
+    ``m = 1 + noise_width`` the margin a score gap needs, returns
+    ``gamma1 = gamma_flag = g D^2 + m + 1``. Then ``gamma_flag > g D^2 + m``
+    (the own token loses to every member), ``2 gamma1 > g D^2 + m`` (every
+    non-member loses to every member) and ``2 gamma1 > gamma_flag + m`` (in an
+    empty cluster the own token beats every non-member), each with one unit to
+    spare for rounding. See the module docstring for the scores.
+    """
+    D2 = _bounding_diameter_sq(X, C0)
+    value = g * D2 + 1.0 + noise_width + 1.0
+    return value, value
+
+
+def check_penalty(value, name):
+    return check_gamma(value, name, allow_inf=False, allow_zero=False)
+
+
+def sparse_update_weights(d, k, g, gamma1, gamma_flag):
+    r"""Theorem 2.1's weights with block 3 scoring ``-gamma1 ||e_j - y_i||^2 - g ||c_j - x_i||^2``.
+
+    Parameters
+    ----------
+    d, k : int
+    g : float
+        Coefficient of the squared distance (``>= 0``).
+    gamma1, gamma_flag : float
+        The member penalty and the default-token flag (:func:`separating_penalties`).
+
+    Returns
+    -------
+    params : dict
+        ``Q1 .. V4`` of :func:`kmt_ref.constructions.lloyd_weights` with
+        ``Q3 = diag(sqrt(g) I_d, sqrt(gamma1) I_k, 0)`` and
+        ``K3 = diag(sqrt(g) I_d, sqrt(gamma1) I_k, sqrt(gamma_flag))``.
+    emb : Embedding
+        Layout ``("x", "y", "flag")``.
+
+    Notes
+    -----
+    Proof sketch: the scores are listed in the module docstring. ``Q3 = K3``
+    on the ``x`` and ``y`` blocks, so the score is one Euclidean distance
+    between rescaled tokens; the key alone carries the flag, so a center's
+    own token sits at ``-gamma_flag`` and every other center token below
+    ``-2 gamma1``. With the penalties of :func:`separating_penalties` the
+    sparse normalizer's support is the member set of cluster j (or the own
+    token if that set is empty), and on that support the scores are exactly
+    ``-g ||x_i - c_j||^2``: the normalizer applied to the members, which is
+    what the reference computes. ``V3 = P_X`` reads out ``x_i`` (``c_j`` for
+    the own token), and block 4 subtracts the old ``c_j``.
+    """
+    params, emb = lloyd_weights(d, k, "euclidean")
+    scaled = np.sqrt(g) * projector(emb, "x") + np.sqrt(gamma1) * projector(emb, "y")  # (d_emb, d_emb)
+    params = dict(params)
+    params["Q3"] = scaled
+    params["K3"] = scaled + np.sqrt(gamma_flag) * projector(emb, "flag")
+    return params, emb
+
+
+def sparse_update_layer(normalizer, options=()):
+    """Theorem 2.1's layer (gamma = inf encoder) with block 3 replaced by ``normalizer`` over ``[Xbar', Cbar]``."""
+    block3 = Block("3", keys="X+C", score="euclidean", normalizer=normalizer, gamma=1.0, options=tuple(options))
+    layer = []
+    for sub in lloyd_layer(np.inf, np.inf, "euclidean"):
+        blocks = tuple(block3 if b.name == "3" else b for b in sub.blocks)
+        layer.append(dataclasses.replace(sub, blocks=blocks))
+    return tuple(layer)
+
+
+
+
+def penalties(X, C0, g, gamma1, gamma_flag, noise_width=0.0):
+    auto1, autof = separating_penalties(X, C0, g, noise_width)
+    gamma1 = auto1 if gamma1 is None else check_penalty(gamma1, "gamma1")
+    gamma_flag = autof if gamma_flag is None else check_penalty(gamma_flag, "gamma_flag")
+    return gamma1, gamma_flag

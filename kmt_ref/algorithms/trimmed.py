@@ -1,0 +1,231 @@
+r"""Trimmed k-means: each center moves to the mean of its closest members; as a transformer, alpha = inf normmax in block 3.
+
+Two classical rules (SPEC §5):
+
+- :func:`trimmed_kmeans_attention`, **(open)** the project's own rule, the
+  classical reading of block 3 with alpha = inf normmax over
+  ``-gamma1 ||e_j - y_i||^2 - gamma2 ||c_j - x_i||^2``: each center moves to the
+  uniform mean of its ``s*`` closest members;
+- :func:`trimmed_kmeans`, the textbook trimmed k-means of Cuesta-Albertos,
+  Gordaliza & Matran (1997): a global trimming proportion, concentration steps.
+
+The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ..core.tokens import prepare, run_layers
+from ..trace import nearest_center
+from ..validation import check_count, check_gamma
+from .lloyd import cluster_means, finish_trace, start_trace
+from .sparse_update import assign_then_update, penalties, sparse_update_layer, sparse_update_weights, sq_dist
+
+__all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "trimmed_kmeans_transformer"]
+
+
+# ==========================================================================
+# The classical algorithm (plain NumPy)
+# ==========================================================================
+def _best_prefix(z_desc):
+    """Smallest s maximising (S_s - 1)/s for scores sorted in descending order."""
+    values = (np.cumsum(z_desc) - 1.0) / np.arange(1, z_desc.size + 1)
+    return int(np.argmax(values)) + 1  # argmax: first (smallest) maximiser
+
+
+def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
+    r"""Trimmed k-means as realised by normmax attention: each center keeps its ``s*`` closest members.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+        Data, one point per column.
+    C0 : array_like, shape (d, k)
+        Initial centers, one per column.
+    n_iter : int
+        Number of iterations T >= 0.
+    gamma2 : float
+        ``0 <= gamma2 < inf``; sets the trimming level (larger trims more).
+    empty : {"keep"}
+        An empty cluster keeps its center.
+
+    Returns
+    -------
+    ClusteringTrace
+        ``labels[t]`` is Lloyd's assignment of step t+1 (every point has a
+        label; trimming only decides who moves the center). ``info["kept"]``
+        (T, n) bool: the points that entered some center's mean.
+
+    Notes
+    -----
+    **(open)**: the project's own rule (SPEC §5), the classical reading of
+    block 3 with alpha = inf normmax over ``-gamma1 ||e_j - y_i||^2 -
+    gamma2 ||c_j - x_i||^2``. Step t::
+
+        l_i = argmin_j ||x_i - c_j||^2                         (ties: lowest j)
+        z_i = -gamma2 ||x_i - c_j||^2 for the members i of cluster j,
+              sorted z_(1) >= z_(2) >= ...,  S_s = z_(1) + ... + z_(s)
+        s*  = smallest argmax_s (S_s - 1) / s
+        c_j <- mean of the s* members with the largest z       (empty: c_j)
+
+    ``(S_s - 1)/s`` is the alpha = inf normmax closed form (SPEC §2). A member
+    is dropped when it is farther than the kept ones by a margin of order
+    ``1/gamma2`` in squared distance: ``gamma2 = 0`` keeps every member
+    (Lloyd), ``gamma2 -> inf`` keeps only the closest member. Equal distances
+    are kept or dropped together; a singleton cluster moves onto its point.
+    Distances are computed directly as ``||x_i - c_j||^2``.
+    """
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
+    gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
+    g = frame.gamma(gamma2, "gamma2")  # acts on squared data distances
+    kept = np.zeros(labels.shape, dtype=bool)
+
+    def update(t, j, members, c):
+        z = -g * sq_dist(X[:, members], c)  # (m,)
+        order = np.argsort(-z, kind="stable")
+        chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
+        kept[t, chosen] = True
+        # their mean, summed in point order as cluster_means (and Lloyd) does
+        return cluster_means(X[:, chosen], np.zeros(chosen.size, dtype=np.intp), c[:, None])[0][:, 0]
+
+    assign_then_update(X, C, centers, labels, update)
+    return finish_trace(X, centers, labels, {"gamma2": gamma2, "empty": empty, "kept": kept}, frame)
+
+
+# --------------------------------------------------------------------------
+# Trimmed k-means, Cuesta-Albertos, Gordaliza & Matran (1997)
+# --------------------------------------------------------------------------
+def trimmed_size(n, alpha):
+    """``h = ceil((1 - alpha) n)``, the number of points trimmed k-means keeps.
+
+    ``(1 - alpha) n`` is rounded to 9 decimals before the ceiling, so that
+    floating-point noise (``(1 - 0.7) * 10 = 3.0000000000000004``) does not add
+    a point. Always ``1 <= h <= n``.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise TypeError(f"alpha must be a real number in [0, 1), got {alpha!r} ({type(alpha).__name__})")
+    alpha = float(alpha)
+    if not 0.0 <= alpha < 1.0:  # also rejects NaN
+        raise ValueError(f"trimming proportion alpha={alpha!r} should be in [0, 1)")
+    return min(n, max(1, math.ceil(round((1.0 - alpha) * n, 9))))
+
+
+def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
+    r"""Trimmed k-means (Cuesta-Albertos, Gordaliza & Matran 1997) by concentration steps.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+    C0 : array_like, shape (d, k)
+    n_iter : int
+        Number of concentration steps T >= 0.
+    alpha : float
+        Trimming proportion, ``0 <= alpha < 1``; ``h = ceil((1 - alpha) n)``
+        points are kept (:func:`trimmed_size`). ``alpha = 0`` is Lloyd.
+    empty : {"keep"}
+
+    Returns
+    -------
+    ClusteringTrace
+        ``labels[t]``: the nearest center of every point, ``-1`` for the
+        ``n - h`` trimmed points. ``objective`` is the plain k-means objective
+        of all points (as for every trace); ``info["trimmed_objective"]`` (T+1,)
+        is the trimmed objective, the sum over the ``h`` closest points.
+
+    Notes
+    -----
+    The estimator minimises ``sum_{i in H} min_j ||x_i - c_j||^2`` over centers
+    and subsets ``H`` of size ``h``. One concentration step (their §3; the
+    "C-step" of Rousseeuw & Van Driessen's FAST-MCD)::
+
+        D_i = min_j ||x_i - c_j||^2,   H = the h points with the smallest D_i
+        l_i = argmin_j ||x_i - c_j||^2 for i in H              (ties: lowest j)
+        c_j <- mean{x_i : i in H, l_i = j}                     (empty: c_j)
+
+    Ties in ``D`` at the cut are broken by the lowest point index (a stable
+    sort). The trimmed objective never increases.
+    """
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
+    h = trimmed_size(X.shape[1], alpha)
+
+    def nearest(C):
+        lab, _ = nearest_center(X, C)  # ties: lowest index
+        return lab, np.sum((X - C[:, lab]) ** 2, axis=0)  # (n,) D_i, computed directly
+
+    def trimmed_objective(C):
+        return float(np.sum(np.sort(nearest(C)[1])[:h]))
+
+    trimmed_obj = [trimmed_objective(C)]
+    for t in range(n_iter):
+        lab, D = nearest(C)
+        H = np.sort(np.argsort(D, kind="stable")[:h])  # the h closest, in point order
+        labels[t] = -1
+        labels[t, H] = lab[H]
+        C, _ = cluster_means(X[:, H], lab[H], C)  # empty: keep
+        centers[t + 1] = C
+        trimmed_obj.append(trimmed_objective(C))
+    info = {"alpha": float(alpha), "h": h, "empty": empty,
+            "trimmed_objective": frame.objective(np.array(trimmed_obj))}
+    return finish_trace(X, centers, labels, info, frame)
+
+
+# ==========================================================================
+# The circuit
+# ==========================================================================
+def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_flag=None, record=False,
+                               chunk_size=1024):
+    r"""Trimmed k-means transformer: block 3 is alpha = inf normmax (SPEC §5, **(open)**).
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+    C0 : array_like, shape (d, k)
+    n_layers : int
+        T >= 0 layers with shared weights.
+    gamma2 : float
+        ``0 <= gamma2 < inf``: the weight of ``||c_j - x_i||^2`` in block 3's
+        score; sets the trimming level (0: no trimming, Lloyd).
+    gamma1, gamma_flag : float, optional
+        Member penalty and default-token flag; default
+        :func:`separating_penalties` (``gamma1 >> gamma2``), under which the
+        result equals the reference. Smaller values give a different (valid)
+        transformer with no reference.
+    record : bool
+        Keep every layer's attention matrices (``trace.layers[t].weights["3"]``
+        is block 3's (n + k, k) matrix: which points each center listens to).
+    chunk_size : int
+
+    Returns
+    -------
+    ClusteringTrace
+        Equal to :func:`kmt_ref.reference_sparse.trimmed_kmeans_attention`
+        (labels exactly, centers to rounding).
+
+    Notes
+    -----
+    Block 3 over ``z_i = -gamma1 ||e_j - y_i||^2 - gamma2 ||c_j - x_i||^2``
+    with ``normmax_inf`` gives the uniform mean of the ``s*`` members with the
+    largest ``z``, ``s* = argmax_s (S_s - 1)/s`` (SPEC §2): members farther
+    than the kept ones by roughly ``1/gamma2`` in squared distance are trimmed.
+    Proof of the weights: :func:`sparse_update_weights`. **(open)**: the paper
+    does not state this construction; it is the project's own.
+
+    Policies: ties in the assignment -- lowest index; equal distances within a
+    cluster -- kept or trimmed together; empty cluster -- keeps ``c_j`` (its
+    own token is the unique maximum by more than 1, so normmax is one-hot on
+    it); singleton -- ``s* = 1``, the center moves onto the point.
+    """
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
+    gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
+    g = frame.gamma(gamma2, "gamma2")  # it weighs squared data distances: scaled into the frame
+    gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag)
+    d, k = C0.shape
+    params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
+    layer = sparse_update_layer("normmax", (("alpha", np.inf),))
+    trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
+                       chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
+    trace.info.update(variant="trimmed", gamma2=gamma2, gamma1=gamma1, gamma_flag=gamma_flag)
+    return trace

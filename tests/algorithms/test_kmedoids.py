@@ -1,0 +1,71 @@
+"""Randomized k-medoids (kmt_ref/algorithms/kmedoids.py): the Gumbel circuit equals its reference draw for draw; frequencies pass a chi-square test.
+"""
+import numpy as np
+from cases import all_cases
+from scipy.stats import chisquare
+
+from kmt_ref.algorithms import (
+    randomized_kmedoids,
+    randomized_kmedoids_transformer,
+)
+from kmt_ref.core.normalizers import softmax
+from kmt_ref.data import blobs_with_outliers
+
+T = 4
+
+
+
+SHARED_CASES = all_cases()
+
+
+
+C_TOY = np.array([[0.0]])
+
+
+
+def test_kmedoids_trajectory_equals_reference_on_shared_cases():
+    """Centers are data points (copied, no arithmetic), so whole trajectories agree bit for bit."""
+    for s, (name, X, C0) in enumerate(SHARED_CASES):
+        tr = randomized_kmedoids_transformer(X, C0, T, 2.0, np.random.default_rng(s))
+        ref = randomized_kmedoids(X, C0, T, 2.0, np.random.default_rng(s))
+        np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=name)
+        np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=name)
+
+
+
+def test_kmedoids_same_seed_same_result_and_seed_matters():
+    X, C0, _ = blobs_with_outliers(rng=np.random.default_rng(0))
+    a = randomized_kmedoids_transformer(X, C0, 5, 5.0, np.random.default_rng(7))
+    b = randomized_kmedoids_transformer(X, C0, 5, 5.0, np.random.default_rng(7))
+    c = randomized_kmedoids_transformer(X, C0, 5, 5.0, np.random.default_rng(8))
+    np.testing.assert_array_equal(a.centers, b.centers)
+    assert not np.array_equal(a.centers, c.centers)
+    # every center is a data point (or its kept initial position)
+    for C in a.centers[1:]:
+        for j in range(C.shape[1]):
+            assert np.any(np.all(X == C[:, [j]], axis=0)) or np.array_equal(C[:, j], C0[:, j])
+
+
+
+def test_kmedoids_toy_large_gamma_picks_point_nearest_the_mean():
+    X = np.array([[0.0, 1.0, 2.0, 10.0]])  # mean 3.25: nearest member 2
+    for seed in range(5):
+        for fn in (randomized_kmedoids, randomized_kmedoids_transformer):
+            tr = fn(X, C_TOY, 1, 1e3, np.random.default_rng(seed))
+            np.testing.assert_array_equal(tr.centers[1], [[2.0]])
+
+
+
+def test_kmedoids_sampling_frequencies_chi_square():
+    """One layer, one cluster: the sampled medoid follows softmax(-gamma ||x_i - mu||^2)."""
+    X = np.array([[0.0, 0.4, 0.5, 1.0, 1.7]])
+    C0 = np.array([[0.6]])
+    gamma = 2.0
+    p = softmax(-gamma * (X[0] - X[0].mean()) ** 2)
+    rng = np.random.default_rng(11)
+    draws = 3000
+    counts = np.zeros(5)
+    for _ in range(draws):
+        c = randomized_kmedoids_transformer(X, C0, 1, gamma, rng).centers[1, 0, 0]
+        counts[np.flatnonzero(X[0] == c)[0]] += 1
+    assert chisquare(counts, draws * p).pvalue > 1e-3
