@@ -292,7 +292,7 @@ def check_output_dir(path, name):
 
 # --------------------------------------------------------------------------
 # Attention scores, dropout and positive reals (appended for issue 8).
-# What a legitimate score is (kmt_ref.normalizers): a real number or -inf, a
+# What a legitimate score is (kmt_ref.core.normalizers): a real number or -inf, a
 # mask that gets weight exactly 0; NaN and +inf never are; every slice along
 # the normalized axis needs at least one finite score (linear: finite, >= 0).
 # --------------------------------------------------------------------------

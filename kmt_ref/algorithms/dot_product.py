@@ -128,13 +128,13 @@ def dot_product_layer(gamma=np.inf, gamma_reset=np.inf, gamma_update=None, gamma
     Parameters
     ----------
     gamma, gamma_reset, gamma_update, gamma_center_reset : float
-        As in :func:`kmt_ref.constructions.lloyd_layer` (blocks 1, 2 + 4, 3, 4).
+        As in :func:`kmt_ref.algorithms.lloyd.lloyd_layer` (blocks 1, 2 + 4, 3, 4).
 
     Returns
     -------
     layer : tuple
         The Lloyd layer (reset blocks listed first, see
-        :func:`~kmt_ref.constructions.lloyd_layer`) with ``score="dot"`` in
+        :func:`~kmt_ref.algorithms.lloyd.lloyd_layer`) with ``score="dot"`` in
         all four blocks, followed by ``FeedForward("C", "requ")``.
     """
     layer = lloyd_layer(gamma, gamma_reset, "euclidean", gamma_update, gamma_center_reset)

@@ -45,7 +45,7 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
         member closest to the mean (a deterministic medoid-like choice).
     rng : numpy.random.Generator
         The only source of randomness. Passing a Generator in the same state
-        to :func:`kmt_ref.sparse_variants.randomized_kmedoids_transformer` gives
+        to :func:`kmt_ref.algorithms.kmedoids.randomized_kmedoids_transformer` gives
         the identical trace.
     empty : {"keep"}
 
@@ -65,7 +65,7 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
 
     The draw is the Gumbel-max trick: ``i* = argmax_{i in S_j}
     (-gamma ||x_i - mu_j||^2 + g_ij)`` with standard Gumbel ``g`` from
-    :func:`kmt_ref.normalizers.gumbel_noise` (ties: lowest index). To share
+    :func:`kmt_ref.core.normalizers.gumbel_noise` (ties: lowest index). To share
     one random stream with the transformer, each step draws the noise array
     the transformer's block 3 draws, one variable per (key, center) pair with
     the keys ``[x_1 .. x_n, c_1 .. c_k]``: shape (n + k, k), C order; only the
@@ -98,7 +98,7 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
 # ==========================================================================
 @dataclass(frozen=True)
 class MedoidEmbedding(Embedding):
-    """:class:`~kmt_ref.constructions.Embedding` with an extra ``mu`` row block (d rows, 0 at embedding).
+    """:class:`~kmt_ref.core.tokens.Embedding` with an extra ``mu`` row block (d rows, 0 at embedding).
 
     Default layout ``("x", "y", "flag", "mu")``: point tokens ``[x_i; y_i; 0; 0]``,
     center tokens ``[c_j; e_j; 1; 0]``. The first decoder sublayer writes the
@@ -220,7 +220,7 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
     rng : numpy.random.Generator
         Drives the Gumbel noise (one (n + k, k) draw per layer). The same
         Generator state given to
-        :func:`kmt_ref.reference_sparse.randomized_kmedoids` gives the
+        :func:`kmt_ref.algorithms.kmedoids.randomized_kmedoids` gives the
         identical trace.
     gamma1, gamma_flag : float, optional
         Default: :func:`separating_penalties` with the Gumbel noise width.

@@ -243,7 +243,7 @@ def lloyd_weights(d, k, center_update="euclidean"):
 
 def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gamma_update=None,
                 gamma_center_reset=None):
-    """The layer description of Theorem 2.1 for :func:`kmt_ref.attention.layer_forward`.
+    """The layer description of Theorem 2.1 for :func:`kmt_ref.core.attention.layer_forward`.
 
     Parameters
     ----------

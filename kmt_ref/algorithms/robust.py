@@ -104,7 +104,7 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     Returns
     -------
     ClusteringTrace
-        Equal to :func:`kmt_ref.reference_sparse.robust_kmeans`.
+        Equal to :func:`kmt_ref.algorithms.robust.robust_kmeans`.
 
     Notes
     -----

@@ -66,7 +66,7 @@ def soft_kmeans(X, C0, n_iter, beta):
       responsibility ``sum_i r_ij`` is exactly 0: that cluster **keeps** its
       center, the floating-point form of Lloyd's "keep" policy for an empty
       cluster. (The transformer cannot express this and raises instead, see
-      :func:`kmt_ref.standard_variants.soft_kmeans_transformer`.)
+      :func:`kmt_ref.algorithms.soft.soft_kmeans_transformer`.)
     - *Very small beta*: ``r_ij -> 1/k``, so after one step every center is
       (to O(beta)) the mean of all the data.
     - *Ties*: equidistant centers get equal responsibilities; ``labels``

@@ -1,18 +1,18 @@
 r"""Block 3 over the members only: what trimmed, robust k-means and k-medoids share (SPEC §5).
 
 Each variant is a small, named change of the Theorem 2.1 construction
-(:func:`kmt_ref.constructions.lloyd_weights` / :func:`~kmt_ref.constructions.lloyd_layer`):
+(:func:`kmt_ref.algorithms.lloyd.lloyd_weights` / :func:`~kmt_ref.algorithms.lloyd.lloyd_layer`):
 the encoder (blocks 1 and 2: Lloyd's assignment, ties to the lowest index) and
 the center reset (block 4) are unchanged; only the center update changes.
 
 =========================  ====================================================  =========================================
 variant                    block 3 (queries: centers; keys ``[Xbar', Cbar]``)    classical reference
 =========================  ====================================================  =========================================
-trimmed k-means **(open)** alpha = inf normmax over ``-gamma1 ||e_j - y_i||^2``  :func:`~kmt_ref.reference_sparse.trimmed_kmeans_attention`
+trimmed k-means **(open)** alpha = inf normmax over ``-gamma1 ||e_j - y_i||^2``  :func:`~kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`
                            ``- gamma2 ||c_j - x_i||^2``
-robust k-means             sparsemax over ``-gamma1 ||e_j - y_i||^2``            :func:`~kmt_ref.reference_sparse.robust_kmeans`
+robust k-means             sparsemax over ``-gamma1 ||e_j - y_i||^2``            :func:`~kmt_ref.algorithms.robust.robust_kmeans`
                            ``- gamma ||c_j - x_i||^2 / sqrt(d)``                 (the authors' rule)
-randomized k-medoids       an extra decoder block writes the member mean mu_j;   :func:`~kmt_ref.reference_sparse.randomized_kmedoids`
+randomized k-medoids       an extra decoder block writes the member mean mu_j;   :func:`~kmt_ref.algorithms.kmedoids.randomized_kmedoids`
 **(open)**                 block 3 is hard Gumbel attention over
                            ``-gamma1 ||e_j - y_i||^2 - gamma ||mu_j - x_i||^2``
 =========================  ====================================================  =========================================
@@ -41,7 +41,7 @@ the score ``-||K3 kbar - Q3 cbar_j||^2`` is
     other center token l:   -g ||c_l - c_j||^2 - 2 gamma1 - gamma_flag.
 
 Sparsemax and alpha = inf normmax give weight exactly 0 to every score at or
-below ``tau >= max score - 1`` (:func:`kmt_ref.normalizers.simplex_threshold`)
+below ``tau >= max score - 1`` (:func:`kmt_ref.core.normalizers.simplex_threshold`)
 and do not move ``tau`` for such scores. So if every squared distance that can
 occur is at most ``D^2`` and
 
@@ -54,7 +54,7 @@ empty cluster attends to its own token only, which writes ``c_j`` back
 the bounding box of ``[X, C0]``: every center of these algorithms stays in
 the convex hull of the data and the initial centers, so ``D^2`` bounds every
 distance at every layer. For the Gumbel block the noise adds at most the
-width of :data:`kmt_ref.normalizers.GUMBEL_RANGE` to any gap, and the margins
+width of :data:`kmt_ref.core.normalizers.GUMBEL_RANGE` to any gap, and the margins
 grow by it.
 
 Degenerate cases (all variants, pinned by tests): ties in the assignment go to
@@ -172,7 +172,7 @@ def sparse_update_weights(d, k, g, gamma1, gamma_flag):
     Returns
     -------
     params : dict
-        ``Q1 .. V4`` of :func:`kmt_ref.constructions.lloyd_weights` with
+        ``Q1 .. V4`` of :func:`kmt_ref.algorithms.lloyd.lloyd_weights` with
         ``Q3 = diag(sqrt(g) I_d, sqrt(gamma1) I_k, 0)`` and
         ``K3 = diag(sqrt(g) I_d, sqrt(gamma1) I_k, sqrt(gamma_flag))``.
     emb : Embedding

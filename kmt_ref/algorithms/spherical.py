@@ -203,7 +203,7 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
 
     Policies: ties go to the lowest index; an empty cluster keeps its
     center; a cluster whose member sum is exactly zero (antipodal members,
-    e.g. x and -x) gets the **zero vector** (:func:`kmt_ref.attention.rms_norm`
+    e.g. x and -x) gets the **zero vector** (:func:`kmt_ref.core.attention.rms_norm`
     maps a zero column to zero), exactly as the reference, never NaN; a zero
     center then scores 0 against every point. A zero-norm point or initial
     center raises ``ValueError``.

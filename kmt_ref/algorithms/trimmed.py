@@ -201,7 +201,7 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     Returns
     -------
     ClusteringTrace
-        Equal to :func:`kmt_ref.reference_sparse.trimmed_kmeans_attention`
+        Equal to :func:`kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`
         (labels exactly, centers to rounding).
 
     Notes

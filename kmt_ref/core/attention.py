@@ -1,8 +1,8 @@
 """The generic attention and the generic encoder-decoder layer.
 
 Nothing in this module knows about k-means. The hand-set constructions
-(:mod:`kmt_ref.constructions`, :mod:`kmt_ref.variants`, ...) and the trainable
-model (:mod:`kmt_ref.training`) are particular parameter dicts and layer
+(:mod:`kmt_ref.algorithms`) and the trainable
+model (:mod:`kmt_ref.learning`) are particular parameter dicts and layer
 descriptions for the one forward function here, :func:`layer_forward`.
 
 Tokens are **columns** (SPEC §1): point tokens ``Xbar`` of shape
@@ -126,7 +126,7 @@ def attention(
     Q, K : ndarray, shape (d_k, d_emb); V : ndarray, shape (d_emb, d_emb)
     score : {"euclidean", "dot"}
     normalizer : str or callable
-        A name in :data:`kmt_ref.normalizers.NORMALIZERS`.
+        A name in :data:`kmt_ref.core.normalizers.NORMALIZERS`.
     gamma : float
         Inverse temperature, passed to the normalizer.
     scale : float

@@ -142,7 +142,7 @@ def with_block(layer, name, **changes):
     name : str
         The block's name, ``"1"`` ... ``"4"``.
     **changes
-        Fields of :class:`kmt_ref.attention.Block` (``score``, ``post``, ...).
+        Fields of :class:`kmt_ref.core.attention.Block` (``score``, ``post``, ...).
 
     This is how each variant below states its change to Theorem 2.1:
     ``with_block(lloyd_layer(), "1", score="dot")`` is the Lloyd layer with a
@@ -206,7 +206,7 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     n_layers : int
     rng : numpy.random.Generator, optional
     record : bool
-        Keep a :class:`~kmt_ref.attention.LayerRecord` per layer.
+        Keep a :class:`~kmt_ref.core.attention.LayerRecord` per layer.
     chunk_size : int
         Query chunk for dense (finite-gamma) attention.
     check_nonempty : bool

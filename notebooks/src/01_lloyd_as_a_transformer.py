@@ -10,7 +10,7 @@
 #
 # 1. the tokens: points and centers as **columns** `Xbar = [X; Y]`, `Cbar = [C; I_k]`;
 # 2. the four blocks one at a time — each block's output computed with the generic
-#    `kmt_ref.attention.attention` equals the step of Lloyd's algorithm it claims to do;
+#    `kmt_ref.core.attention.attention` equals the step of Lloyd's algorithm it claims to do;
 # 3. the twelve hand-set Q, K, V drawn as block matrices, and the attention matrices of one layer;
 # 4. the layer-by-layer match with `kmt_ref.lloyd` (exact labels, centers to 1e-12);
 # 5. an empty cluster, kept exactly thanks to the project's *flag* token (SPEC §3, "(open)");
@@ -27,8 +27,8 @@ import matplotlib.pyplot as plt
 import kmt_ref
 from kmt_ref import (lloyd, kmeans_transformer, lloyd_weights, lloyd_layer, projector,
                      attention, attention_scores, assign, run_layers, EmptyClusterError)
-from kmt_ref.attention import Block, Sublayer, layer_forward
-from kmt_ref.reference import lloyd_step
+from kmt_ref.core.attention import Block, Sublayer, layer_forward
+from kmt_ref.algorithms.lloyd import lloyd_step
 from kmt_ref.data import toy_data
 from kmt_ref.viz import plotting
 

@@ -13,7 +13,7 @@
 # 3. **Spherical k-means** — unit-norm data, cosine scores in the assignment block, RMSNorm on the
 #    update (SPEC §5).
 #
-# Every transformer below is run by the one generic layer `kmt_ref.attention.layer_forward`; each is
+# Every transformer below is run by the one generic layer `kmt_ref.core.attention.layer_forward`; each is
 # checked against a classical reference written independently (`kmt_ref.lloyd`, `kmt_ref.soft_kmeans`,
 # `kmt_ref.spherical_kmeans`). Tokens are **columns**: X is (d, n), C is (d, k).
 #
@@ -27,11 +27,11 @@ import matplotlib.pyplot as plt
 import kmt_ref
 from kmt_ref import (lloyd, soft_kmeans, spherical_kmeans, dot_product_transformer,
                      soft_kmeans_transformer, spherical_kmeans_transformer, kmeans_transformer, softmax)
-from kmt_ref.attention import attention_scores, layer_forward, FeedForward, requ
-from kmt_ref.constructions import projector
+from kmt_ref.core.attention import attention_scores, layer_forward, FeedForward, requ
+from kmt_ref.core.tokens import projector
 from kmt_ref.data import toy_data
 from kmt_ref.viz.plotting import plot_weights, plot_log_objective, plot_attention, CLUSTER_COLORS
-from kmt_ref.standard_variants import dot_product_weights
+from kmt_ref.algorithms.dot_product import dot_product_weights
 from kmt_ref.viz.variant_figures import plot_soft_beta_sweep
 
 %matplotlib inline

@@ -24,11 +24,11 @@ import matplotlib.pyplot as plt
 
 import kmt_ref
 from kmt_ref import lloyd, kmeans_transformer
-from kmt_ref.normalizers import sparsemax, normmax, softmax, simplex_threshold
-from kmt_ref.reference_sparse import (trimmed_kmeans_attention, trimmed_kmeans, robust_kmeans,
-                                      randomized_kmedoids)
-from kmt_ref.sparse_variants import (trimmed_kmeans_transformer, robust_kmeans_transformer,
-                                     randomized_kmedoids_transformer, separating_penalties)
+from kmt_ref.core.normalizers import sparsemax, normmax, softmax, simplex_threshold
+from kmt_ref.algorithms.trimmed import trimmed_kmeans_attention, trimmed_kmeans, trimmed_kmeans_transformer
+from kmt_ref.algorithms.robust import robust_kmeans, robust_kmeans_transformer
+from kmt_ref.algorithms.kmedoids import randomized_kmedoids, randomized_kmedoids_transformer
+from kmt_ref.algorithms.sparse_update import separating_penalties
 from kmt_ref.data import blobs_with_outliers
 from kmt_ref.viz.variant_figures import plot_listening
 
