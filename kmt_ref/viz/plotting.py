@@ -26,6 +26,8 @@ import matplotlib.pyplot as plt
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
 
+from ..validation import check_2d, check_center_path, check_labels
+
 __all__ = [
     "CLUSTER_COLORS",
     "embedding_blocks",
@@ -52,13 +54,6 @@ def _new_ax(ax, figsize=(4.0, 3.5)):
         fig, ax = plt.subplots(figsize=figsize)
         return fig, ax
     return ax.figure, ax
-
-
-def _check_2d(A, name):
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array, got shape={A.shape}")
-    return A
 
 
 def embedding_blocks(emb):
@@ -131,10 +126,8 @@ def plot_center_trajectories(X, centers, ax=None, title="center trajectories", p
     -------
     matplotlib.figure.Figure
     """
-    X = _check_2d(X, "X")
-    centers = np.asarray(centers, dtype=float)
-    if centers.ndim != 3:
-        raise ValueError(f"centers must have shape (T+1, d, k), got shape={centers.shape}")
+    X = check_2d(X, "X")
+    centers = check_center_path(centers, "centers")
     fig, ax = _new_ax(ax, (4.0, 4.0))
     ax.scatter(X[0], X[1], s=2, c=point_color, linewidths=0, rasterized=True)
     for j in range(centers.shape[2]):
@@ -164,15 +157,13 @@ def plot_assignments(X, labels, centers=None, ax=None, title="assignments"):
     -------
     matplotlib.figure.Figure
     """
-    X = _check_2d(X, "X")
-    labels = np.asarray(labels)
-    if labels.shape != (X.shape[1],):
-        raise ValueError(f"labels must have shape (n,)=({X.shape[1]},), got shape={labels.shape}")
+    X = check_2d(X, "X")
+    labels = check_labels(labels, X.shape[1], "labels")
     fig, ax = _new_ax(ax, (4.0, 4.0))
     colors = np.array([_color(j) for j in range(int(labels.max()) + 1)])
     ax.scatter(X[0], X[1], s=2, c=colors[labels], linewidths=0, rasterized=True)
     if centers is not None:
-        centers = _check_2d(centers, "centers")
+        centers = check_2d(centers, "centers")
         for j in range(centers.shape[1]):
             ax.plot(centers[0, j], centers[1, j], "^", color=_color(j), mec="k", ms=8)
     ax.set_aspect("equal")
@@ -225,7 +216,7 @@ def plot_matrix(M, ax=None, row_blocks=None, col_blocks="same", title=None, cmap
     -------
     matplotlib.figure.Figure
     """
-    M = _check_2d(M, "M")
+    M = check_2d(M, "M")
     fig, ax = _new_ax(ax, (3.5, 3.5))
     if vmax is None:
         vmax = float(np.max(np.abs(M))) or 1.0
@@ -273,7 +264,7 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
     -------
     matplotlib.figure.Figure
     """
-    W = _check_2d(W, "W")
+    W = check_2d(W, "W")
     fig, ax = _new_ax(ax, (3.5, 3.5))
     im = ax.imshow(W, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
