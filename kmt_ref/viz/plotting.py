@@ -2,7 +2,7 @@
 
 Every function takes plain arrays (tokens as columns, SPEC §1), draws on the
 given ``ax`` (or on a new figure) and returns the figure. None of them calls
-``show()``; scripts select the Agg backend (:mod:`kmt_ref.figures`).
+``show()``; scripts select the Agg backend (:mod:`kmt_ref.viz.registry`).
 
 General building blocks, reusable by any construction:
 
@@ -17,11 +17,17 @@ General building blocks, reusable by any construction:
 - :func:`plot_layer_attention` — the attention matrices of every block of
   one layer (a :class:`kmt_ref.attention.LayerRecord`'s ``weights``);
 - :func:`plot_weights` — a grid of named weight matrices (the twelve Q, K, V);
-- :func:`plot_validation` — the six-panel numerical-validation figure.
+- :func:`plot_validation` — the six-panel numerical-validation figure
+  (SPEC §7, figure 1), and :func:`write_validation_figure`, which writes it
+  for ``python -m kmt_ref demo`` and :func:`kmt_ref.viz.lloyd_figures.fig1_validation`;
+- :func:`save_png` — write a figure to a PNG byte for byte reproducibly.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
@@ -39,6 +45,8 @@ __all__ = [
     "plot_layer_attention",
     "plot_weights",
     "plot_validation",
+    "write_validation_figure",
+    "save_png",
 ]
 
 #: one colour per cluster index (cycled for k > 10)
@@ -394,3 +402,45 @@ def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transf
                          title=f"{c}  assignments after {tr.n_steps} steps")
     fig.tight_layout()
     return fig
+
+
+def write_validation_figure(path, X, lloyd_trace, transformer_trace, transformer_label="transformer"):
+    """Draw :func:`plot_validation` with the Agg backend and write it to ``path`` (:func:`save_png`).
+
+    The figure part of ``python -m kmt_ref demo`` (:func:`kmt_ref.demo.run_demo`
+    calls it) and of :func:`kmt_ref.viz.lloyd_figures.fig1_validation`: the
+    same runs give the same bytes.
+
+    Parameters
+    ----------
+    path : str or Path
+        Output PNG; its folder is created if missing.
+    X, lloyd_trace, transformer_trace, transformer_label
+        As in :func:`plot_validation`.
+
+    Returns
+    -------
+    Path
+    """
+    matplotlib.use("Agg")  # a file, never a window
+    return save_png(plot_validation(X, lloyd_trace, transformer_trace, transformer_label=transformer_label), path)
+
+
+# --------------------------------------------------------------------------
+# Writing figures
+# --------------------------------------------------------------------------
+def save_png(fig, path, dpi=110):
+    """Write ``fig`` to the PNG ``path`` (folder created) without a software stamp, then close it.
+
+    Without the ``Software`` metadata (matplotlib's version) the same figure
+    gives the same bytes, so ``figures/`` only changes when a picture does.
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi, metadata={"Software": None})
+    plt.close(fig)
+    return path
