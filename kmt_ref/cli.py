@@ -22,7 +22,7 @@ import sys
 #: modules that each add one or more subcommands
 COMMAND_MODULES = [
     "kmt_ref.demo",  # demo: the paper's numerical validation (Theorem 2.1)
-    "kmt_ref.figures",  # figures: regenerate everything in figures/
+    "kmt_ref.viz.registry",  # figures: regenerate everything in figures/
     "kmt_ref.training_cli",  # train, evaluate: learning the algorithm (SPEC §6)
 ]
 

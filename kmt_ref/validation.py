@@ -400,3 +400,32 @@ def check_dropout(dropout, rng):
             f"dropout={dropout!r} needs rng, a numpy.random.Generator (np.random.default_rng(seed)); got rng={rng!r}"
         )
     return dropout
+
+
+# --------------------------------------------------------------------------
+# Arrays handed to the plotting functions (kmt_ref.viz). Moved from
+# kmt_ref/viz/plotting.py (issue 9); lenient on purpose: a picture of a
+# matrix with NaN or of an empty run is still a picture.
+# --------------------------------------------------------------------------
+def check_2d(A, name):
+    """``A`` as a 2-D float array (a matrix, or points as columns); ``ValueError`` naming ``name`` otherwise."""
+    A = np.asarray(A, dtype=float)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape={A.shape}")
+    return A
+
+
+def check_center_path(centers, name="centers"):
+    """Centers over the steps, shape (T+1, d, k), as a float array."""
+    centers = np.asarray(centers, dtype=float)
+    if centers.ndim != 3:
+        raise ValueError(f"{name} must have shape (T+1, d, k), got shape={centers.shape}")
+    return centers
+
+
+def check_labels(labels, n, name="labels"):
+    """One cluster index per point: an array of shape (n,)."""
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        raise ValueError(f"{name} must have shape (n,)=({n},), got shape={labels.shape}")
+    return labels

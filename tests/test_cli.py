@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import kmt_ref.training as T
-from kmt_ref import demo, figures
+from kmt_ref import demo
 from kmt_ref.cli import main
 from kmt_ref.validation import check_output_dir, check_output_file
 from kmt_ref.training import CheckpointError, load_checkpoint, load_evaluation, save_evaluation
@@ -388,12 +388,6 @@ def test_model_named_lloyd_is_refused_before_its_results_collide(ckpt, tmp_path,
     lloyd = tmp_path / "lloyd.npz"
     lloyd.write_bytes(file_bytes(ckpt))
     fails(capsys, ["evaluate", lloyd, *QUICK], "named 'lloyd'")
-
-
-def test_regenerate_with_no_match_lists_the_figures(tmp_path):
-    with pytest.raises(ValueError, match="fig6_learned_weights.png"):
-        figures.regenerate(tmp_path / "f", only="nomatch", verbose=False)
-    assert not (tmp_path / "f").exists()
 
 
 # --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from kmt_ref import lloyd
 from kmt_ref.data import gaussian_blobs, toy_data, validation_data
 
 
@@ -74,3 +75,60 @@ def test_bad_counts(kwargs, message):
     args = dict(k=3, d=2, n_per_cluster=4) | kwargs
     with pytest.raises((ValueError, TypeError), match=message):
         gaussian_blobs(**args)
+
+
+# --------------------------------------------------------------------------
+# the recipes of the validation data, the blobs and the toy example
+# --------------------------------------------------------------------------
+def test_validation_data_recipe():
+    X, C0 = validation_data()
+    assert X.shape == (2, 10_000) and C0.shape == (2, 5)
+    assert X.dtype == np.float64
+    np.testing.assert_array_equal(X.min(axis=1), [0.0, 0.0])
+    np.testing.assert_array_equal(X.max(axis=1), [1.0, 1.0])
+    np.testing.assert_array_equal(C0, X[:, :5])  # the first 5 (shuffled) points
+    X2, C02 = validation_data(0)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(C0, C02)
+    assert not np.array_equal(X, validation_data(1)[0])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_gaussian_blobs_equal_sizes_and_shuffled(seed):
+    X, C0, truth = gaussian_blobs(5, 3, 40, std=0.1, rng=seed)
+    assert X.shape == (3, 200) and C0.shape == (3, 5) and truth.shape == (200,)
+    np.testing.assert_array_equal(np.bincount(truth), [40] * 5)
+    assert not np.all(np.diff(truth) >= 0)  # shuffled, not in cluster order
+    np.testing.assert_array_equal(C0, X[:, :5])
+    assert np.all((X >= 0) & (X <= 1))
+
+
+def test_gaussian_blobs_single_point_has_zero_range():
+    X, C0, truth = gaussian_blobs(1, 2, 1, rng=0)
+    np.testing.assert_array_equal(X, [[0.0], [0.0]])
+    np.testing.assert_array_equal(C0, X)
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, fragment",
+    [
+        ({"k": 0, "d": 2, "n_per_cluster": 3}, ValueError, "k=0"),
+        ({"k": 2, "d": 0, "n_per_cluster": 3}, ValueError, "d=0"),
+        ({"k": 2, "d": 2, "n_per_cluster": 2.5}, TypeError, "n_per_cluster"),
+        ({"k": 2, "d": 2, "n_per_cluster": 3, "std": 0.0}, ValueError, "std=0.0"),
+        ({"k": 2, "d": 2, "n_per_cluster": 3, "std": float("nan")}, ValueError, "std=nan"),
+        ({"k": 2, "d": 2, "n_per_cluster": 3, "rng": -1}, ValueError, "seed=-1"),
+    ],
+)
+def test_gaussian_blobs_bad_input(kwargs, exc, fragment):
+    with pytest.raises(exc, match=fragment):
+        gaussian_blobs(**kwargs)
+
+
+def test_toy_data():
+    X, C0 = toy_data()
+    assert X.shape == (2, 24) and C0.shape == (2, 3)
+    # the default example: Lloyd needs two steps, then three clusters of 8
+    tr = lloyd(X, C0, 4)
+    np.testing.assert_array_equal(np.bincount(tr.labels[-1], minlength=3), [8, 8, 8])
+    assert np.any(tr.labels[1] != tr.labels[0]) and np.array_equal(tr.labels[3], tr.labels[2])

@@ -2,7 +2,7 @@
 
 Every function takes plain arrays (tokens as columns, SPEC §1), draws on the
 given ``ax`` (or on a new figure) and returns the figure. None of them calls
-``show()``; scripts select the Agg backend (:mod:`kmt_ref.figures`).
+``show()``; scripts select the Agg backend (:mod:`kmt_ref.viz.registry`).
 
 General building blocks, reusable by any construction:
 
@@ -17,14 +17,22 @@ General building blocks, reusable by any construction:
 - :func:`plot_layer_attention` — the attention matrices of every block of
   one layer (a :class:`kmt_ref.attention.LayerRecord`'s ``weights``);
 - :func:`plot_weights` — a grid of named weight matrices (the twelve Q, K, V);
-- :func:`plot_validation` — the six-panel numerical-validation figure.
+- :func:`plot_validation` — the six-panel numerical-validation figure
+  (SPEC §7, figure 1), and :func:`write_validation_figure`, which writes it
+  for ``python -m kmt_ref demo`` and :func:`kmt_ref.viz.lloyd_figures.fig1_validation`;
+- :func:`save_png` — write a figure to a PNG byte for byte reproducibly.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.colors import TwoSlopeNorm
 from matplotlib.ticker import MaxNLocator
+
+from ..validation import check_2d, check_center_path, check_labels
 
 __all__ = [
     "CLUSTER_COLORS",
@@ -37,6 +45,8 @@ __all__ = [
     "plot_layer_attention",
     "plot_weights",
     "plot_validation",
+    "write_validation_figure",
+    "save_png",
 ]
 
 #: one colour per cluster index (cycled for k > 10)
@@ -52,13 +62,6 @@ def _new_ax(ax, figsize=(4.0, 3.5)):
         fig, ax = plt.subplots(figsize=figsize)
         return fig, ax
     return ax.figure, ax
-
-
-def _check_2d(A, name):
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array, got shape={A.shape}")
-    return A
 
 
 def embedding_blocks(emb):
@@ -131,10 +134,8 @@ def plot_center_trajectories(X, centers, ax=None, title="center trajectories", p
     -------
     matplotlib.figure.Figure
     """
-    X = _check_2d(X, "X")
-    centers = np.asarray(centers, dtype=float)
-    if centers.ndim != 3:
-        raise ValueError(f"centers must have shape (T+1, d, k), got shape={centers.shape}")
+    X = check_2d(X, "X")
+    centers = check_center_path(centers, "centers")
     fig, ax = _new_ax(ax, (4.0, 4.0))
     ax.scatter(X[0], X[1], s=2, c=point_color, linewidths=0, rasterized=True)
     for j in range(centers.shape[2]):
@@ -164,15 +165,13 @@ def plot_assignments(X, labels, centers=None, ax=None, title="assignments"):
     -------
     matplotlib.figure.Figure
     """
-    X = _check_2d(X, "X")
-    labels = np.asarray(labels)
-    if labels.shape != (X.shape[1],):
-        raise ValueError(f"labels must have shape (n,)=({X.shape[1]},), got shape={labels.shape}")
+    X = check_2d(X, "X")
+    labels = check_labels(labels, X.shape[1], "labels")
     fig, ax = _new_ax(ax, (4.0, 4.0))
     colors = np.array([_color(j) for j in range(int(labels.max()) + 1)])
     ax.scatter(X[0], X[1], s=2, c=colors[labels], linewidths=0, rasterized=True)
     if centers is not None:
-        centers = _check_2d(centers, "centers")
+        centers = check_2d(centers, "centers")
         for j in range(centers.shape[1]):
             ax.plot(centers[0, j], centers[1, j], "^", color=_color(j), mec="k", ms=8)
     ax.set_aspect("equal")
@@ -225,7 +224,7 @@ def plot_matrix(M, ax=None, row_blocks=None, col_blocks="same", title=None, cmap
     -------
     matplotlib.figure.Figure
     """
-    M = _check_2d(M, "M")
+    M = check_2d(M, "M")
     fig, ax = _new_ax(ax, (3.5, 3.5))
     if vmax is None:
         vmax = float(np.max(np.abs(M))) or 1.0
@@ -273,7 +272,7 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
     -------
     matplotlib.figure.Figure
     """
-    W = _check_2d(W, "W")
+    W = check_2d(W, "W")
     fig, ax = _new_ax(ax, (3.5, 3.5))
     im = ax.imshow(W, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -403,3 +402,45 @@ def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transf
                          title=f"{c}  assignments after {tr.n_steps} steps")
     fig.tight_layout()
     return fig
+
+
+def write_validation_figure(path, X, lloyd_trace, transformer_trace, transformer_label="transformer"):
+    """Draw :func:`plot_validation` with the Agg backend and write it to ``path`` (:func:`save_png`).
+
+    The figure part of ``python -m kmt_ref demo`` (:func:`kmt_ref.demo.run_demo`
+    calls it) and of :func:`kmt_ref.viz.lloyd_figures.fig1_validation`: the
+    same runs give the same bytes.
+
+    Parameters
+    ----------
+    path : str or Path
+        Output PNG; its folder is created if missing.
+    X, lloyd_trace, transformer_trace, transformer_label
+        As in :func:`plot_validation`.
+
+    Returns
+    -------
+    Path
+    """
+    matplotlib.use("Agg")  # a file, never a window
+    return save_png(plot_validation(X, lloyd_trace, transformer_trace, transformer_label=transformer_label), path)
+
+
+# --------------------------------------------------------------------------
+# Writing figures
+# --------------------------------------------------------------------------
+def save_png(fig, path, dpi=110):
+    """Write ``fig`` to the PNG ``path`` (folder created) without a software stamp, then close it.
+
+    Without the ``Software`` metadata (matplotlib's version) the same figure
+    gives the same bytes, so ``figures/`` only changes when a picture does.
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi, metadata={"Software": None})
+    plt.close(fig)
+    return path

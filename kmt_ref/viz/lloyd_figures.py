@@ -1,12 +1,15 @@
-"""The figures of the k-means transformer (SPEC §7, figures 1-3), regenerated from code.
+"""Figures of Theorem 2.1, the transformer that is Lloyd's algorithm (SPEC §7, figures 1-3).
 
 Each ``figN_*`` function takes the output path and writes one PNG
 deterministically (fixed seeds, no timestamps); they are listed in
-:data:`kmt_ref.figures.FIGURES`, so ``python -m kmt_ref figures`` rebuilds
+:data:`kmt_ref.viz.registry.FIGURES`, so ``python -m kmt_ref figures`` rebuilds
 them all.
 
 1. :func:`fig1_validation` — the paper's numerical validation: Lloyd (A-C)
-   beside the k-means transformer at gamma = 1e4 (D-F).
+   beside the k-means transformer at gamma = 1e4 (D-F); the runs are
+   :func:`kmt_ref.demo.validation_runs`, the picture
+   :func:`kmt_ref.viz.plotting.write_validation_figure` (which ``python -m
+   kmt_ref demo`` writes too).
 2. :func:`fig2_finite_gamma_gap` — log-objective gap transformer - Lloyd after
    the layers, over gamma, data scale, d, k and n (:func:`gap_sweep`).
 3. :func:`fig3_weights_and_attention` — the twelve hand-set Q, K, V as block
@@ -14,14 +17,13 @@ them all.
 """
 from __future__ import annotations
 
-from pathlib import Path
-
+import matplotlib.pyplot as plt
 import numpy as np
 
-from .constructions import kmeans_transformer, lloyd_weights
-from .data import gaussian_blobs, toy_data
-from .reference import lloyd
-from .validation import check_count, check_gamma
+from .. import gaussian_blobs, kmeans_transformer, lloyd, lloyd_weights, toy_data
+from ..demo import validation_runs
+from ..validation import check_choice, check_count, check_gamma
+from .plotting import plot_layer_attention, plot_weights, save_png, write_validation_figure
 
 __all__ = [
     "fig1_validation",
@@ -33,16 +35,6 @@ __all__ = [
     "sorted_toy",
     "fig3_weights_and_attention",
 ]
-
-
-def _save(fig, path):
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return path
 
 
 # --------------------------------------------------------------------------
@@ -58,11 +50,8 @@ def fig1_validation(path, seed=0):
     seed : int
         Data seed of :func:`kmt_ref.data.validation_data` (default 0, the demo's).
     """
-    from .demo import validation_runs
-    from .viz.plotting import plot_validation
-
     X, _, ref, runs = validation_runs(seed, 10, (1e4,))
-    return _save(plot_validation(X, ref, runs[1e4], transformer_label="transformer, gamma=10000"), path)
+    return write_validation_figure(path, X, ref, runs[1e4], transformer_label="transformer, gamma=10000")
 
 
 # --------------------------------------------------------------------------
@@ -119,8 +108,7 @@ def gap_sweep(param, values, gammas=(1.0, 10.0, 100.0), seeds=range(8), n_layers
     3 run at the finite gamma; the reset blocks 2 and 4 at their exact limit.
     """
     base = dict(GAP_BASE if base is None else base)
-    if param not in GAP_BASE:
-        raise ValueError(f"param={param!r} should be one of {sorted(GAP_BASE)}")
+    check_choice(param, "param", GAP_BASE)
     seeds = list(seeds)
     n_layers = check_count(n_layers, "n_layers")
     gammas = (None,) if param == "gamma" else tuple(check_gamma(g, "gamma", allow_zero=False) for g in gammas)
@@ -174,8 +162,6 @@ def fig2_finite_gamma_gap(path, seeds=None, n_layers=10, out=None):
         Mean gap at gamma = 1, 10, 100 over every setting of the scale, d, k
         and n panels (the authors' sweep: 0.99, 0.27, 0.031 on their grid).
     """
-    import matplotlib.pyplot as plt
-
     seeds = list(GAP_SEEDS if seeds is None else seeds)
     fig, axes = plt.subplots(1, 5, figsize=(20, 4.2), sharey=True)
     g_vals = GAP_GRID["gamma"]
@@ -203,7 +189,7 @@ def fig2_finite_gamma_gap(path, seeds=None, n_layers=10, out=None):
         fontsize=10,
     )
     fig.tight_layout()
-    _save(fig, path)
+    save_png(fig, path)
     if out is not None:
         out("fig2 mean gaps: " + ", ".join(f"gamma={g:g}: {v:.4f}" for g, v in summary.items()))
     return summary
@@ -240,10 +226,6 @@ def fig3_weights_and_attention(path, seed=19, layer=0):
     layer : int
         Which layer's attention matrices are drawn (0 = the first).
     """
-    import matplotlib.pyplot as plt
-
-    from .viz.plotting import plot_layer_attention, plot_weights
-
     X, C0 = sorted_toy(seed)
     k = C0.shape[1]
     n = X.shape[1]
@@ -265,4 +247,4 @@ def fig3_weights_and_attention(path, seed=19, layer=0):
         f"Attention matrices sigma(S) of layer {layer + 1} at gamma = inf on {n} points "
         "(sorted by cluster); rows = keys, columns = queries", fontsize=10,
     )
-    return _save(fig, path)
+    return save_png(fig, path)

@@ -1,8 +1,9 @@
-"""``python -m kmt_ref figures``: regenerate every file in ``figures/`` from code.
+"""The registry of every figure in ``figures/`` (SPEC §7, figures 1-6) and ``python -m kmt_ref figures``.
 
 :data:`FIGURES` lists ``(file name, "module:function")``; each function takes
-the output path and writes that one file deterministically (fixed seeds). To add
-a figure, append one entry.
+the output path and writes that one file deterministically (fixed seeds). The
+functions are imported only when their figure is drawn, so ``--only`` draws one
+figure without importing the others. To add a figure, append one entry.
 """
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import matplotlib
 
 #: (file name in figures/, "module:function(path)")
 FIGURES = [
-    ("fig1_validation.png", "kmt_ref.paper_figures:fig1_validation"),
-    ("fig2_finite_gamma_gap.png", "kmt_ref.paper_figures:fig2_finite_gamma_gap"),
-    ("fig3_weights_and_attention.png", "kmt_ref.paper_figures:fig3_weights_and_attention"),
+    ("fig1_validation.png", "kmt_ref.viz.lloyd_figures:fig1_validation"),
+    ("fig2_finite_gamma_gap.png", "kmt_ref.viz.lloyd_figures:fig2_finite_gamma_gap"),
+    ("fig3_weights_and_attention.png", "kmt_ref.viz.lloyd_figures:fig3_weights_and_attention"),
     ("fig_soft_beta_sweep.png", "kmt_ref.viz.variant_figures:figure_soft_beta_sweep"),
     ("fig4_variants_outliers.png", "kmt_ref.viz.variant_figures:figure_variants_outliers"),
     ("fig5_training.png", "kmt_ref.training:fig5_training"),
@@ -43,7 +44,7 @@ def regenerate(outdir="figures", only=None, verbose=True):
         not a folder that exists or can be created and written; both are
         checked before any figure is drawn.
     """
-    from .validation import check_output_dir
+    from ..validation import check_output_dir
 
     chosen = select(only)
     if not chosen:
@@ -64,7 +65,7 @@ def regenerate(outdir="figures", only=None, verbose=True):
 
 def _figures_command(args):
     """``python -m kmt_ref figures``: check --only and --outdir, then draw."""
-    from .validation import check_output_dir
+    from ..validation import check_output_dir
 
     if not select(args.only):
         raise _no_match("--only", args.only)

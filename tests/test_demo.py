@@ -1,4 +1,4 @@
-"""The demo (the paper's numerical validation), the built-in data, figures 1-3 and plotting.
+"""The demo: the paper's numerical validation of Theorem 2.1 (kmt_ref/demo.py).
 
 Pinned numbers come from ``python -m kmt_ref demo`` (seed 0, float64). The
 one-hot counts depend on float64 ``exp`` underflow and on the order of the
@@ -8,20 +8,13 @@ prints them) and explain the change rather than loosening the check.
 """
 import io
 
-import matplotlib
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from kmt_ref import kmeans_transformer, lloyd, lloyd_weights, softmax  # noqa: E402
-from kmt_ref import figures, paper_figures  # noqa: E402
-from kmt_ref.viz import plotting  # noqa: E402
-from kmt_ref.cli import main  # noqa: E402
-from kmt_ref.data import gaussian_blobs, toy_data, validation_data  # noqa: E402
-from kmt_ref.demo import float32_one_hot, one_hot_count, run_demo  # noqa: E402
-from kmt_ref.trace import assign  # noqa: E402
+from kmt_ref import softmax
+from kmt_ref.cli import main
+from kmt_ref.demo import float32_one_hot, one_hot_count, run_demo
+from kmt_ref.trace import assign
 
 INF = np.inf
 
@@ -49,63 +42,6 @@ def demo(tmp_path_factory):
     res = run_demo(outdir=tmp_path_factory.mktemp("demo"), out=out)
     res.text = out.getvalue()
     return res
-
-
-# --------------------------------------------------------------------------
-# data
-# --------------------------------------------------------------------------
-def test_validation_data_recipe():
-    X, C0 = validation_data()
-    assert X.shape == (2, 10_000) and C0.shape == (2, 5)
-    assert X.dtype == np.float64
-    np.testing.assert_array_equal(X.min(axis=1), [0.0, 0.0])
-    np.testing.assert_array_equal(X.max(axis=1), [1.0, 1.0])
-    np.testing.assert_array_equal(C0, X[:, :5])  # the first 5 (shuffled) points
-    X2, C02 = validation_data(0)
-    np.testing.assert_array_equal(X, X2)
-    np.testing.assert_array_equal(C0, C02)
-    assert not np.array_equal(X, validation_data(1)[0])
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_gaussian_blobs_equal_sizes_and_shuffled(seed):
-    X, C0, truth = gaussian_blobs(5, 3, 40, std=0.1, rng=seed)
-    assert X.shape == (3, 200) and C0.shape == (3, 5) and truth.shape == (200,)
-    np.testing.assert_array_equal(np.bincount(truth), [40] * 5)
-    assert not np.all(np.diff(truth) >= 0)  # shuffled, not in cluster order
-    np.testing.assert_array_equal(C0, X[:, :5])
-    assert np.all((X >= 0) & (X <= 1))
-
-
-def test_gaussian_blobs_single_point_has_zero_range():
-    X, C0, truth = gaussian_blobs(1, 2, 1, rng=0)
-    np.testing.assert_array_equal(X, [[0.0], [0.0]])
-    np.testing.assert_array_equal(C0, X)
-
-
-@pytest.mark.parametrize(
-    "kwargs, exc, fragment",
-    [
-        ({"k": 0, "d": 2, "n_per_cluster": 3}, ValueError, "k=0"),
-        ({"k": 2, "d": 0, "n_per_cluster": 3}, ValueError, "d=0"),
-        ({"k": 2, "d": 2, "n_per_cluster": 2.5}, TypeError, "n_per_cluster"),
-        ({"k": 2, "d": 2, "n_per_cluster": 3, "std": 0.0}, ValueError, "std=0.0"),
-        ({"k": 2, "d": 2, "n_per_cluster": 3, "std": float("nan")}, ValueError, "std=nan"),
-        ({"k": 2, "d": 2, "n_per_cluster": 3, "rng": -1}, ValueError, "seed=-1"),
-    ],
-)
-def test_gaussian_blobs_bad_input(kwargs, exc, fragment):
-    with pytest.raises(exc, match=fragment):
-        gaussian_blobs(**kwargs)
-
-
-def test_toy_data():
-    X, C0 = toy_data()
-    assert X.shape == (2, 24) and C0.shape == (2, 3)
-    # the default example: Lloyd needs two steps, then three clusters of 8
-    tr = lloyd(X, C0, 4)
-    np.testing.assert_array_equal(np.bincount(tr.labels[-1], minlength=3), [8, 8, 8])
-    assert np.any(tr.labels[1] != tr.labels[0]) and np.array_equal(tr.labels[3], tr.labels[2])
 
 
 # --------------------------------------------------------------------------
@@ -246,117 +182,3 @@ def test_float32_one_hot_count_is_machine_independent(demo):
     assert float32_one_hot(X, C, 1e4) == FLOAT32_ONE_HOT_1E4
     # and the window is not vacuous: moving the threshold by 0.1 would change the count
     assert np.sum(a < FLOAT32_EXP_UNDERFLOW - 0.1) < FLOAT32_ONE_HOT_1E4 < np.sum(a < FLOAT32_EXP_UNDERFLOW + 0.1)
-
-
-# --------------------------------------------------------------------------
-# figures
-# --------------------------------------------------------------------------
-def test_figures_registered():
-    names = [f for f, _ in figures.FIGURES]
-    for name in ("fig1_validation.png", "fig2_finite_gamma_gap.png", "fig3_weights_and_attention.png"):
-        assert name in names
-
-
-@pytest.fixture
-def small_gap_grid(monkeypatch):
-    monkeypatch.setattr(paper_figures, "GAP_SEEDS", range(2))
-    monkeypatch.setattr(paper_figures, "GAP_GRID", {
-        "gamma": (1.0, 100.0), "scale": (1.0, 4.0), "d": (1, 2), "k": (2, 3), "n": (30, 60)})
-
-
-@pytest.mark.parametrize("only", ["fig1_validation", "fig2_finite_gamma_gap", "fig3_weights_and_attention"])
-def test_figures_command_writes_each_file(tmp_path, only, small_gap_grid, capsys):
-    assert main(["figures", "--outdir", str(tmp_path), "--only", only]) == 0
-    written = sorted(p.name for p in tmp_path.iterdir())
-    assert written == [only + ".png"]
-    assert (tmp_path / written[0]).stat().st_size > 10_000
-    assert "wrote" in capsys.readouterr().out
-
-
-def test_fig3_is_deterministic(tmp_path):
-    a = paper_figures.fig3_weights_and_attention(tmp_path / "a.png")
-    b = paper_figures.fig3_weights_and_attention(tmp_path / "b.png")
-    assert a.read_bytes() == b.read_bytes()
-
-
-def test_gap_sweep_limits():
-    # gamma = inf is Lloyd exactly: zero gap on every task
-    g = paper_figures.gap_sweep("gamma", (INF,), seeds=range(3), base=dict(paper_figures.GAP_BASE, n=100))
-    np.testing.assert_array_equal(g, np.zeros((1, 1, 3)))
-    # gamma = 1 is far from Lloyd (softmax over unit-scale distances is nearly uniform)
-    g = paper_figures.gap_sweep("n", (100,), gammas=(1.0,), seeds=range(3))
-    assert g.shape == (1, 1, 3) and np.all(g > 0.5)
-
-
-def test_scale_acts_on_block_1_only():
-    """Data scaled by s at gamma = block 1 at gamma * s^2 with block 3 still at gamma (fig. 2, panel B)."""
-    X, C0, _ = gaussian_blobs(3, 2, 20, rng=4)
-    s = 3.0
-    scaled = kmeans_transformer(s * X, s * C0, 5, gamma=10.0)
-    plain = kmeans_transformer(X, C0, 5, gamma=90.0, gamma_update=10.0)
-    np.testing.assert_array_equal(scaled.labels, plain.labels)
-    np.testing.assert_allclose(scaled.centers / s, plain.centers, rtol=0, atol=1e-12)
-    # ... and not block 3 too: gamma_update = 90 is a different computation
-    other = kmeans_transformer(X, C0, 5, gamma=90.0)
-    assert np.max(np.abs(other.centers - plain.centers)) > 1e-6
-    # the sweep reports the same gap for both
-    gap = plain.log_objective[-1] - lloyd(X, C0, 5).log_objective[-1]
-    by_scale = paper_figures.gap_sweep("scale", (s,), gammas=(10.0,), seeds=[4], n_layers=5,
-                                       base=dict(paper_figures.GAP_BASE, n=60, k=3))
-    assert by_scale.shape == (1, 1, 1)
-    assert by_scale[0, 0, 0] == pytest.approx(gap, abs=1e-10)
-
-
-def test_gap_sweep_bad_param():
-    with pytest.raises(ValueError, match="param='temperature'"):
-        paper_figures.gap_sweep("temperature", (1.0,))
-
-
-# --------------------------------------------------------------------------
-# plotting functions: arrays in, figure out
-# --------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def toy_runs():
-    X, C0 = toy_data()
-    return X, lloyd(X, C0, 3), kmeans_transformer(X, C0, 3, record=True)
-
-
-def test_plot_functions_return_figures(toy_runs):
-    X, ref, tr = toy_runs
-    params, emb = lloyd_weights(2, 3)
-    figs = [
-        plotting.plot_log_objective({"Lloyd": ref.log_objective, "transformer": tr.log_objective}),
-        plotting.plot_center_trajectories(X, ref.centers),
-        plotting.plot_assignments(X, ref.labels[-1], ref.centers[-1]),
-        plotting.plot_matrix(params["K3"], row_blocks=plotting.embedding_blocks(emb), title="K3"),
-        plotting.plot_attention(tr.layers[0].weights["3"]),
-        plotting.plot_layer_attention(tr.layers[0].weights, n_points=X.shape[1]),
-        plotting.plot_weights(params, emb),
-        plotting.plot_validation(X, ref, tr),
-    ]
-    for fig in figs:
-        assert isinstance(fig, matplotlib.figure.Figure)
-        plt.close(fig)
-
-
-def test_plot_on_given_ax_returns_its_figure(toy_runs):
-    X, ref, _ = toy_runs
-    fig, axes = plt.subplots(1, 2)
-    assert plotting.plot_assignments(X, ref.labels[-1], ax=axes[0]) is fig
-    assert plotting.plot_matrix(np.eye(3), ax=axes[1]) is fig
-    plt.close(fig)
-
-
-def test_embedding_blocks_name_the_rows():
-    _, emb = lloyd_weights(2, 3)
-    assert plotting.embedding_blocks(emb) == [("x", slice(0, 2)), ("y", slice(2, 5)), ("flag", slice(5, 6))]
-
-
-def test_plot_bad_shapes():
-    with pytest.raises(ValueError, match="labels must have shape"):
-        plotting.plot_assignments(np.zeros((2, 4)), np.zeros(3, dtype=int))
-    with pytest.raises(ValueError, match="M must be a 2-D array"):
-        plotting.plot_matrix(np.zeros(3))
-    with pytest.raises(ValueError, match="centers must have shape"):
-        plotting.plot_center_trajectories(np.zeros((2, 4)), np.zeros((2, 3)))
-    plt.close("all")

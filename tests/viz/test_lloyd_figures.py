@@ -1,0 +1,61 @@
+"""Figures 1-3 of Theorem 2.1 and the finite-gamma gap sweep (kmt_ref/viz/lloyd_figures.py)."""
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from kmt_ref import kmeans_transformer, lloyd  # noqa: E402
+from kmt_ref.data import gaussian_blobs  # noqa: E402
+from kmt_ref.demo import run_demo  # noqa: E402
+from kmt_ref.viz import lloyd_figures  # noqa: E402
+
+INF = np.inf
+
+
+def test_fig1_is_the_figure_the_demo_writes(tmp_path):
+    """One home for figure 1: ``python -m kmt_ref demo`` and the registry write the same bytes."""
+    demo = run_demo(gammas=(1e4,), outdir=tmp_path / "demo", out=io.StringIO())
+    fig1 = lloyd_figures.fig1_validation(tmp_path / "fig1_validation.png")
+    assert demo.figure.read_bytes() == fig1.read_bytes()
+
+
+def test_fig3_is_deterministic(tmp_path):
+    a = lloyd_figures.fig3_weights_and_attention(tmp_path / "a.png")
+    b = lloyd_figures.fig3_weights_and_attention(tmp_path / "b.png")
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_gap_sweep_limits():
+    # gamma = inf is Lloyd exactly: zero gap on every task
+    g = lloyd_figures.gap_sweep("gamma", (INF,), seeds=range(3), base=dict(lloyd_figures.GAP_BASE, n=100))
+    np.testing.assert_array_equal(g, np.zeros((1, 1, 3)))
+    # gamma = 1 is far from Lloyd (softmax over unit-scale distances is nearly uniform)
+    g = lloyd_figures.gap_sweep("n", (100,), gammas=(1.0,), seeds=range(3))
+    assert g.shape == (1, 1, 3) and np.all(g > 0.5)
+
+
+def test_scale_acts_on_block_1_only():
+    """Data scaled by s at gamma = block 1 at gamma * s^2 with block 3 still at gamma (fig. 2, panel B)."""
+    X, C0, _ = gaussian_blobs(3, 2, 20, rng=4)
+    s = 3.0
+    scaled = kmeans_transformer(s * X, s * C0, 5, gamma=10.0)
+    plain = kmeans_transformer(X, C0, 5, gamma=90.0, gamma_update=10.0)
+    np.testing.assert_array_equal(scaled.labels, plain.labels)
+    np.testing.assert_allclose(scaled.centers / s, plain.centers, rtol=0, atol=1e-12)
+    # ... and not block 3 too: gamma_update = 90 is a different computation
+    other = kmeans_transformer(X, C0, 5, gamma=90.0)
+    assert np.max(np.abs(other.centers - plain.centers)) > 1e-6
+    # the sweep reports the same gap for both
+    gap = plain.log_objective[-1] - lloyd(X, C0, 5).log_objective[-1]
+    by_scale = lloyd_figures.gap_sweep("scale", (s,), gammas=(10.0,), seeds=[4], n_layers=5,
+                                       base=dict(lloyd_figures.GAP_BASE, n=60, k=3))
+    assert by_scale.shape == (1, 1, 1)
+    assert by_scale[0, 0, 0] == pytest.approx(gap, abs=1e-10)
+
+
+def test_gap_sweep_bad_param():
+    with pytest.raises(ValueError, match="param='temperature'"):
+        lloyd_figures.gap_sweep("temperature", (1.0,))

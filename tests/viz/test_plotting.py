@@ -1,0 +1,58 @@
+"""Plotting primitives: arrays in, a figure out (kmt_ref/viz/plotting.py, STYLE §11)."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from kmt_ref import kmeans_transformer, lloyd, lloyd_weights  # noqa: E402
+from kmt_ref.data import toy_data  # noqa: E402
+from kmt_ref.viz import plotting  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def toy_runs():
+    X, C0 = toy_data()
+    return X, lloyd(X, C0, 3), kmeans_transformer(X, C0, 3, record=True)
+
+
+def test_plot_functions_return_figures(toy_runs):
+    X, ref, tr = toy_runs
+    params, emb = lloyd_weights(2, 3)
+    figs = [
+        plotting.plot_log_objective({"Lloyd": ref.log_objective, "transformer": tr.log_objective}),
+        plotting.plot_center_trajectories(X, ref.centers),
+        plotting.plot_assignments(X, ref.labels[-1], ref.centers[-1]),
+        plotting.plot_matrix(params["K3"], row_blocks=plotting.embedding_blocks(emb), title="K3"),
+        plotting.plot_attention(tr.layers[0].weights["3"]),
+        plotting.plot_layer_attention(tr.layers[0].weights, n_points=X.shape[1]),
+        plotting.plot_weights(params, emb),
+        plotting.plot_validation(X, ref, tr),
+    ]
+    for fig in figs:
+        assert isinstance(fig, matplotlib.figure.Figure)
+        plt.close(fig)
+
+
+def test_plot_on_given_ax_returns_its_figure(toy_runs):
+    X, ref, _ = toy_runs
+    fig, axes = plt.subplots(1, 2)
+    assert plotting.plot_assignments(X, ref.labels[-1], ax=axes[0]) is fig
+    assert plotting.plot_matrix(np.eye(3), ax=axes[1]) is fig
+    plt.close(fig)
+
+
+def test_embedding_blocks_name_the_rows():
+    _, emb = lloyd_weights(2, 3)
+    assert plotting.embedding_blocks(emb) == [("x", slice(0, 2)), ("y", slice(2, 5)), ("flag", slice(5, 6))]
+
+
+def test_plot_bad_shapes():
+    with pytest.raises(ValueError, match="labels must have shape"):
+        plotting.plot_assignments(np.zeros((2, 4)), np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match="M must be a 2-D array"):
+        plotting.plot_matrix(np.zeros(3))
+    with pytest.raises(ValueError, match="centers must have shape"):
+        plotting.plot_center_trajectories(np.zeros((2, 4)), np.zeros((2, 3)))
+    plt.close("all")
