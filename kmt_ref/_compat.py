@@ -29,6 +29,9 @@ MOVED = {
                                   "kmt_ref.algorithms.spherical", "kmt_ref.core.tokens"),
     "kmt_ref.sparse_variants": ("kmt_ref.algorithms.sparse_update", "kmt_ref.algorithms.trimmed",
                                 "kmt_ref.algorithms.robust", "kmt_ref.algorithms.kmedoids", "kmt_ref.data"),
+    "kmt_ref.plotting": ("kmt_ref.viz.plotting",),
+    "kmt_ref.paper_figures": ("kmt_ref.viz.lloyd_figures",),
+    "kmt_ref.figures": ("kmt_ref.viz.registry",),
 }
 
 
