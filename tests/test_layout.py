@@ -1,0 +1,163 @@
+"""The house rules of the layout (docs/ARCHITECTURE.md, STYLE §13), checked on the source.
+
+- no import cycles, and no module imports a higher layer: the leaves (checks, the
+  data frame, the trace, built-in data) <- core <- algorithms <- learning and the
+  estimator <- viz <- the command line;
+- matplotlib is imported only under kmt_ref/viz;
+- no module is over ~500 lines (checked at 550), and each opens with a docstring;
+- the public API of kmt_ref is what it was before the redesign, and old module
+  paths still work (with a DeprecationWarning naming the new home).
+"""
+import ast
+import importlib
+import warnings
+from pathlib import Path
+
+import pytest
+
+import kmt_ref
+
+PACKAGE = Path(kmt_ref.__file__).parent
+MAX_LINES = 550
+
+#: layer of each module (by dotted prefix, longest match wins); a module may import its own layer or lower ones
+LAYERS = {
+    "kmt_ref.validation": 0, "kmt_ref.frame": 0, "kmt_ref.trace": 0, "kmt_ref.data": 0, "kmt_ref._compat": 0,
+    "kmt_ref.core": 1,
+    "kmt_ref.algorithms": 2,
+    "kmt_ref": 3,  # the package's facade (__init__) and the estimator
+    "kmt_ref.estimator": 3,
+    "kmt_ref.learning": 3,
+    "kmt_ref.viz": 4,
+    "kmt_ref.demo": 4,  # the main job: numbers here, its figure drawn by viz (imported on demand)
+    "kmt_ref.cli": 5, "kmt_ref.__main__": 5,
+}
+
+
+def modules():
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = modules()
+
+
+def layer(name):
+    best = max((p for p in LAYERS if name == p or name.startswith(p + ".")), key=len)
+    return LAYERS[best]
+
+
+def imports_of(name, path, top_level_only=False):
+    """kmt_ref modules imported by a module (resolving relative imports), with the line of each."""
+    tree = ast.parse(path.read_text())
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    found = []
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.startswith("kmt_ref"):
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
+                found += [(t, node.lineno) for t in (subs or [target])]
+        elif isinstance(node, ast.Import):
+            found += [(a.name, node.lineno) for a in node.names if a.name.startswith("kmt_ref")]
+    return found
+
+
+def test_every_module_opens_with_a_docstring_and_fits_in_one_sitting():
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        assert ast.get_docstring(tree), f"{name} has no module docstring"
+        n = len(path.read_text().splitlines())
+        assert n <= MAX_LINES, f"{name} has {n} lines (> {MAX_LINES}): split it"
+
+
+def test_no_module_imports_a_higher_layer():
+    for name, path in MODULES.items():
+        for target, line in imports_of(name, path):
+            if target == "kmt_ref" and name != "kmt_ref":
+                rank = LAYERS["kmt_ref"]  # `from .. import X`: the facade
+            else:
+                rank = layer(target)
+            assert rank <= layer(name), f"{name} (layer {layer(name)}) imports {target} (layer {rank}), line {line}"
+
+
+def test_no_import_cycles():
+    graph = {name: {t for t, _ in imports_of(name, path, top_level_only=True) if t in MODULES and t != name}
+             for name, path in MODULES.items()}
+    # a package's __init__ importing its own submodules is how packages work, not a cycle
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not (t.startswith(name + ".") and MODULES[name].name == "__init__.py")}
+    state = {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        for nxt in graph[node]:
+            if state.get(nxt) == "open":
+                cycle = stack[stack.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, stack + [nxt])
+        state[node] = "done"
+
+    for name in graph:
+        if name not in state:
+            visit(name, [name])
+
+
+def test_matplotlib_only_under_viz():
+    for name, path in MODULES.items():
+        if name.startswith("kmt_ref.viz"):
+            continue
+        text = path.read_text()
+        tree = ast.parse(text)
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(m.split(".")[0] == "matplotlib" for m in mods), f"{name} imports matplotlib"
+
+
+#: every name importable from kmt_ref before the redesign (0.1.0)
+PUBLIC = """softmax hardmax hardmax_average linear sparsemax normmax gumbel NORMALIZERS attention attention_scores
+layer_forward Block Sublayer FeedForward LayerRecord ClusteringTrace kmeans_objective assign rows_to_columns lloyd
+soft_kmeans spherical_kmeans trimmed_kmeans_attention trimmed_kmeans robust_kmeans randomized_kmedoids Embedding
+projector lloyd_weights lloyd_layer kmeans_transformer run_layers EmptyClusterError dot_product_transformer
+soft_kmeans_transformer spherical_kmeans_transformer trimmed_kmeans_transformer robust_kmeans_transformer
+randomized_kmedoids_transformer validation_data toy_data gaussian_blobs KMeansTransformer""".split()
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_public_api_unchanged(name):
+    assert hasattr(kmt_ref, name)
+
+
+@pytest.mark.parametrize("old,name,new", [
+    ("kmt_ref.constructions", "lloyd_weights", "kmt_ref.algorithms.lloyd"),
+    ("kmt_ref.constructions", "Embedding", "kmt_ref.core.tokens"),
+    ("kmt_ref.reference", "cluster_means", "kmt_ref.algorithms.lloyd"),
+    ("kmt_ref.reference_sparse", "check_rng", "kmt_ref.validation"),
+    ("kmt_ref.standard_variants", "with_block", "kmt_ref.core.tokens"),
+    ("kmt_ref.sparse_variants", "separating_penalties", "kmt_ref.algorithms.sparse_update"),
+    ("kmt_ref.attention", "layer_forward", "kmt_ref.core.attention"),
+    ("kmt_ref.normalizers", "sparsemax", "kmt_ref.core.normalizers"),
+])
+def test_old_module_paths_still_work_and_say_where_the_name_lives(old, name, new):
+    module = importlib.import_module(old)
+    with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} has moved to {new}\.{name}"):
+        obj = getattr(module, name)
+    assert obj is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module.nope  # noqa: B018
