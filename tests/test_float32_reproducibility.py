@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmt_ref.training import EVAL_SEED, MODELS_DIR, evaluate, load_checkpoint, load_evaluation, setting_label
+from kmt_ref.learning import EVAL_SEED, MODELS_DIR, evaluate, load_checkpoint, load_evaluation, setting_label
 
 #: tolerances of notebook 04's live re-evaluation (measured; see the module docstring)
 MEDIAN_TOL, MEAN_TOL = 1e-5, 5e-3

@@ -7,11 +7,11 @@ import pytest
 from autograd.test_util import check_grads
 
 from kmt_ref import lloyd
-from kmt_ref.attention import layer_forward
+from kmt_ref import layer_forward
 from kmt_ref.cli import main
-from kmt_ref.tasks import FAMILIES, kmeans_plus_plus, minmax_scale, sample_task, sample_tasks
+from kmt_ref.learning.tasks import FAMILIES, kmeans_plus_plus, minmax_scale, sample_task, sample_tasks
 from kmt_ref.trace import kmeans_objective
-from kmt_ref.training import (
+from kmt_ref.learning import (
     CONFIGS,
     Adam,
     CheckpointError,
@@ -299,7 +299,7 @@ def test_cli_train_and_evaluate(tmp_path, capsys):
 # Stored evaluations and the figures (on tiny models in tmp_path)
 # --------------------------------------------------------------------------
 def test_evaluation_file_merges_and_round_trips(tmp_path):
-    from kmt_ref.training import load_evaluation, save_evaluation
+    from kmt_ref.learning import load_evaluation, save_evaluation
 
     a = {"random,n=8,normal": {"lloyd": np.ones((2, 3)), "m": np.zeros((2, 3))}}
     b = {"kmeans++,n=8,normal": {"lloyd": np.full((2, 3), 2.0)}}
@@ -317,7 +317,8 @@ def test_figures_5_and_6_from_stored_models(tmp_path, monkeypatch):
     import matplotlib
 
     matplotlib.use("Agg")
-    import kmt_ref.training as T
+    import kmt_ref.learning as T
+    import kmt_ref.viz.learning_figures as F
 
     cfg = dataclasses.replace(TINY, steps=10)
     train(cfg, seed=0, out=tmp_path / "paper.npz", log=lambda s: None)
@@ -332,8 +333,8 @@ def test_figures_5_and_6_from_stored_models(tmp_path, monkeypatch):
     fake = {T.setting_label(*s): {"lloyd": rng.random((4, 21)), "paper": rng.random((4, 21)),
                                   "paper_d_only": rng.random((4, 21))} for s in T.PAPER_SUITE}
     T.save_evaluation(ev, fake)
-    monkeypatch.setattr(T, "MODELS_DIR", tmp_path)
-    for f in (T.fig5_training, T.fig6_learned_weights):
+    monkeypatch.setattr(F, "MODELS_DIR", tmp_path)
+    for f in (F.fig5_training, F.fig6_learned_weights):
         out = tmp_path / f"{f.__name__}.png"
         f(out)
         assert out.stat().st_size > 10_000

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import minmax_scale
-from .trace import assign
-from .validation import as_points, check_choice, check_count
+from ..data import minmax_scale
+from ..trace import assign
+from ..validation import as_points, check_choice, check_count
 
 __all__ = ["FAMILIES", "INITS", "sample_task", "sample_tasks", "kmeans_plus_plus", "minmax_scale"]
 
