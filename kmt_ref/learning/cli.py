@@ -24,7 +24,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from ..validation import check_count, check_output_file
+from ..validation import check_count, check_output_file, check_real_in
 from .checkpoint import MODELS_DIR, CheckpointError, load_checkpoint, load_evaluation, save_evaluation
 from .config import CONFIGS, TrainConfig
 from .evaluation import PAPER_SUITE, evaluate, setting_label
@@ -157,8 +157,7 @@ def _evaluate(args):
     check_count(args.tasks, "--tasks", minimum=1)
     check_count(args.seed, "--seed")
     check_count(args.steps, "--steps")
-    if not 0.0 <= args.dropout < 1.0:
-        raise ValueError(f"--dropout={args.dropout} should be in [0, 1)")
+    check_real_in(args.dropout, "--dropout", 0, 1, lo_open=False)
     ckpts = [load_checkpoint(resolve_checkpoint(c)) for c in args.checkpoint]
     base = ckpts[0].config
     for c, name in zip(ckpts, args.checkpoint):

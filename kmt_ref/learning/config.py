@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..validation import check_choice, check_count
+from ..validation import check_choice, check_count, check_enough_points, check_real_in
 from .model import EMBEDDINGS, d_emb_of
 from .tasks import FAMILIES
 
@@ -78,8 +78,7 @@ class TrainConfig:
         for name in ("n", "d", "k", "batch", "steps", "eval_every", "n_val", "checkpoint_every"):
             check_count(getattr(self, name), name, minimum=1)
         check_count(self.patience, "patience", minimum=0)
-        if self.k > self.n:
-            raise ValueError(f"n={self.n} points should be >= k={self.k} centers")
+        check_enough_points(self.n, self.k)
         check_choice(self.embedding, "embedding", EMBEDDINGS)
         check_choice(self.family, "family", FAMILIES)
         check_choice(self.dtype, "dtype", ("float32", "float64"))
@@ -90,14 +89,7 @@ class TrainConfig:
             ("dropout", 0.0, 1.0, False, True),
             ("scale", 0.0, math.inf, True, True),
         ):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise TypeError(f"{name} must be a real number, got {v!r}")
-            ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi) and math.isfinite(v)
-            if not ok:
-                lb = "(" if lo_open else "["
-                ub = ")" if hi_open else "]"
-                raise ValueError(f"{name}={v!r} should be in {lb}{lo}, {hi}{ub}")
+            check_real_in(getattr(self, name), name, lo, hi, lo_open, hi_open)
         return self
 
     @property

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as onp
 
-from ..validation import check_choice, check_count
+from ..validation import check_choice, check_count, check_real_in
 from .checkpoint import CheckpointError
 from .loss import batch_objective, lloyd_batch
 from .model import d_emb_of, model_step
@@ -130,8 +130,7 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     check_count(n_tasks, "n_tasks", minimum=1)
     check_count(n_steps, "n_steps")
     check_choice(init, "init", INITS)
-    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout={dropout!r} should be in [0, 1)")
+    check_real_in(dropout, "dropout", 0, 1, lo_open=False)
     de = d_emb_of(d, k, embedding)
     shape = params["Q1"].shape
     if shape != (de, de):
