@@ -12,7 +12,7 @@ time of 10,000 steps, and a breakdown: task sampling, the forward pass of each
 attention block (block 2, the n x n self-attention over the points, dominates),
 the backward pass and the Adam update.
 
-It applies :func:`kmt_ref.training.tune_malloc` first, as ``python -m kmt_ref
+It applies :func:`kmt_ref.learning.training.tune_malloc` first, as ``python -m kmt_ref
 train`` does; run it once more with ``--no-tune-malloc`` to see the effect of
 glibc returning every large temporary to the OS (page faults on each new
 (32, 512, 512) array).
@@ -27,9 +27,9 @@ import numpy as np
 from autograd import value_and_grad
 
 from kmt_ref.attention import attention
-from kmt_ref.tasks import sample_tasks
-from kmt_ref.training import (
-    Adam, CONFIGS, tune_malloc, batch_loss, embed_batch, init_params, lloyd_batch, model_layer, validation_score,
+from kmt_ref.learning import (
+    Adam, CONFIGS, tune_malloc, batch_loss, embed_batch, init_params, lloyd_batch, model_layer, sample_tasks,
+    validation_score,
 )
 
 
@@ -47,7 +47,7 @@ def main(argv=None):
     ap.add_argument("--embedding", choices=["onehot", "none"], default="onehot")
     ap.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     ap.add_argument("--no-tune-malloc", action="store_true",
-                    help="leave glibc's malloc as it is (to measure what kmt_ref.training.tune_malloc saves)")
+                    help="leave glibc's malloc as it is (to measure what kmt_ref.learning.training.tune_malloc saves)")
     args = ap.parse_args(argv)
     tuned = False if args.no_tune_malloc else tune_malloc()
     cfg = CONFIGS["paper"]

@@ -32,6 +32,9 @@ MOVED = {
     "kmt_ref.plotting": ("kmt_ref.viz.plotting",),
     "kmt_ref.paper_figures": ("kmt_ref.viz.lloyd_figures",),
     "kmt_ref.figures": ("kmt_ref.viz.registry",),
+    "kmt_ref.tasks": ("kmt_ref.learning.tasks",),
+    "kmt_ref.training": ("kmt_ref.learning", "kmt_ref.viz.learning_figures"),
+    "kmt_ref.training_cli": ("kmt_ref.learning.cli", "kmt_ref.learning.checkpoint"),
 }
 
 

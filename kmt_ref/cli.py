@@ -23,7 +23,7 @@ import sys
 COMMAND_MODULES = [
     "kmt_ref.demo",  # demo: the paper's numerical validation (Theorem 2.1)
     "kmt_ref.viz.registry",  # figures: regenerate everything in figures/
-    "kmt_ref.training_cli",  # train, evaluate: learning the algorithm (SPEC §6)
+    "kmt_ref.learning.cli",  # train, evaluate: learning the algorithm (SPEC §6)
 ]
 
 #: exit status of a user error (argparse uses the same)
@@ -45,7 +45,7 @@ def build_parser():
 
 def _user_errors():
     """Exceptions that report a user's mistake, not a bug in kmt_ref."""
-    from .training import CheckpointError, TrainingDiverged
+    from .learning import CheckpointError, TrainingDiverged
 
     return (ValueError, TypeError, CheckpointError, OSError, TrainingDiverged)
 

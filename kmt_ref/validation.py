@@ -28,6 +28,8 @@ __all__ = [
     "check_output_file",
     "check_output_dir",
     "ColumnsWarning",
+    "check_real_in",
+    "check_enough_points",
 ]
 
 
@@ -429,3 +431,33 @@ def check_labels(labels, n, name="labels"):
     if labels.shape != (n,):
         raise ValueError(f"{name} must have shape (n,)=({n},), got shape={labels.shape}")
     return labels
+
+
+# --------------------------------------------------------------------------
+# Hyperparameters of the learning experiment (appended for issue 9, when
+# kmt_ref/learning/ gathered its checks here): real numbers in an interval, as
+# a training configuration stores them, and enough points for the clusters.
+# --------------------------------------------------------------------------
+def check_real_in(value, name, lo, hi, lo_open=True, hi_open=True):
+    """A finite Python ``int`` or ``float`` in the interval from ``lo`` to ``hi`` (bools refused).
+
+    ``lo_open``/``hi_open`` exclude the ends. Only Python numbers pass (NumPy
+    scalars do not): a training configuration is stored as JSON. The message
+    writes the interval as given, e.g. ``lr=0.0 should be in (0.0, inf)``.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    ok = ((value > lo if lo_open else value >= lo) and (value < hi if hi_open else value <= hi)
+          and bool(np.isfinite(float(value))))
+    if not ok:
+        lb = "(" if lo_open else "["
+        ub = ")" if hi_open else "]"
+        raise ValueError(f"{name}={value!r} should be in {lb}{lo}, {hi}{ub}")
+    return value
+
+
+def check_enough_points(n, k):
+    """``k <= n``: a task of n points can have k clusters (its initial centers are k of its points)."""
+    if k > n:
+        raise ValueError(f"n={n} points should be >= k={k} centers")
+    return n, k

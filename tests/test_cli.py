@@ -13,17 +13,18 @@ import sys
 import numpy as np
 import pytest
 
-import kmt_ref.training as T
+import kmt_ref.learning.checkpoint as checkpoint
+import kmt_ref.learning.cli as learning_cli
 from kmt_ref import demo
 from kmt_ref.cli import main
 from kmt_ref.validation import check_output_dir, check_output_file
-from kmt_ref.training import CheckpointError, load_checkpoint, load_evaluation, save_evaluation
+from kmt_ref.learning import MODELS_DIR, CheckpointError, load_checkpoint, load_evaluation, save_evaluation
 
 #: a training run of about a second
 TINY = ["--n", "24", "--d", "2", "--k", "3", "--batch", "4", "--steps", "10", "--eval-every", "5", "--n-val", "8"]
 #: an evaluation of a fraction of a second
 QUICK = ["--tasks", "2", "--steps", "2", "--n", "20"]
-COMMITTED_EVALUATION = T.MODELS_DIR / "evaluation.npz"
+COMMITTED_EVALUATION = MODELS_DIR / "evaluation.npz"
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +200,7 @@ def test_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch
             f.write(b"partial")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(T.onp, "savez_compressed", disk_full)
+    monkeypatch.setattr(checkpoint.onp, "savez_compressed", disk_full)
     with pytest.raises(OSError):
         save_evaluation(path, {"random,n=8,normal": {"m": np.ones((2, 3))}})
     assert file_bytes(path) == before
@@ -255,8 +256,8 @@ def no_work(monkeypatch):
     """Fail the test if an evaluation or a training run starts."""
     def forbidden(*a, **k):
         raise AssertionError("the command started working before checking its output path")
-    monkeypatch.setattr(T, "evaluate", forbidden)
-    monkeypatch.setattr(T, "train", forbidden)
+    monkeypatch.setattr(learning_cli, "evaluate", forbidden)  # where the command looks it up
+    monkeypatch.setattr(learning_cli, "train", forbidden)
 
 
 def test_output_paths_are_checked_before_the_work(ckpt, tmp_path, capsys, no_work):
@@ -296,7 +297,7 @@ def test_interrupted_training_says_how_to_resume(tmp_path, monkeypatch, capsys):
         out.write_bytes(b"a checkpoint")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(T, "train", interrupted_after_a_checkpoint)
+    monkeypatch.setattr(learning_cli, "train", interrupted_after_a_checkpoint)
     assert main(["train", *TINY, "--out", str(out)]) == 130
     err = capsys.readouterr().err
     assert f"continue with: python -m kmt_ref train --resume {out}" in err and err.endswith("interrupted\n")
@@ -306,7 +307,7 @@ def test_out_of_memory_is_a_user_error(ckpt, monkeypatch, capsys):
     def too_big(*a, **k):
         raise MemoryError("Unable to allocate 335. GiB")
 
-    monkeypatch.setattr(T, "evaluate", too_big)
+    monkeypatch.setattr(learning_cli, "evaluate", too_big)
     fails(capsys, ["evaluate", ckpt, *QUICK], "out of memory (Unable to allocate 335. GiB)", "--n")
 
 

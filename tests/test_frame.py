@@ -74,7 +74,7 @@ SCALES = [2.0**-1000, 1e-300, 1e-160, 1e-20, 1e20, 1e160, 1e300]
 def test_frame_is_the_identity_on_the_built_in_data():
     """No bit of any result on the project's own data changes: their frame is the identity."""
     from kmt_ref.data import blobs_with_outliers
-    from kmt_ref.tasks import sample_tasks
+    from kmt_ref.learning.tasks import sample_tasks
 
     X, C0 = blobs()
     assert data_frame(X, C0).is_identity

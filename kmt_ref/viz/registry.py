@@ -19,8 +19,8 @@ FIGURES = [
     ("fig3_weights_and_attention.png", "kmt_ref.viz.lloyd_figures:fig3_weights_and_attention"),
     ("fig_soft_beta_sweep.png", "kmt_ref.viz.variant_figures:figure_soft_beta_sweep"),
     ("fig4_variants_outliers.png", "kmt_ref.viz.variant_figures:figure_variants_outliers"),
-    ("fig5_training.png", "kmt_ref.training:fig5_training"),
-    ("fig6_learned_weights.png", "kmt_ref.training:fig6_learned_weights"),
+    ("fig5_training.png", "kmt_ref.viz.learning_figures:fig5_training"),
+    ("fig6_learned_weights.png", "kmt_ref.viz.learning_figures:fig6_learned_weights"),
 ]
 
 

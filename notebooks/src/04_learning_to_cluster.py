@@ -11,8 +11,8 @@
 #
 # This notebook
 #
-# 1. samples the paper's tasks (`kmt_ref.tasks`);
-# 2. builds the trainable layer — `kmt_ref.attention.layer_forward` with learned weights, no second model;
+# 1. samples the paper's tasks (`kmt_ref.learning.tasks`);
+# 2. builds the trainable layer (`kmt_ref.learning.model`) — `kmt_ref.layer_forward` with learned weights, no second model;
 # 3. checks the loss (a smoothed upper bound of the k-means objective) and its gradient;
 # 4. **trains a small configuration live** (a few seconds);
 # 5. loads the **committed paper-scale models** (`kmt_ref/models/`, trained with
@@ -30,11 +30,13 @@ import matplotlib.pyplot as plt
 
 import kmt_ref
 from kmt_ref import lloyd, lloyd_weights
-from kmt_ref.tasks import sample_task, sample_tasks, FAMILIES
-from kmt_ref.training import (
-    CONFIGS, MODELS_DIR, PAPER_SUITE, BLOCKS, init_params, model_layer, model_step, soft_kmeans_loss,
-    batch_objective, batch_loss, train, evaluate, load_checkpoint, load_evaluation, setting_label,
-    plot_training_history, plot_evaluation_curves, plot_final_vs_n, plot_weight_grid, attention_maps,
+from kmt_ref.learning import (
+    sample_task, sample_tasks, FAMILIES, CONFIGS, MODELS_DIR, PAPER_SUITE, BLOCKS, init_params, model_layer,
+    model_step, soft_kmeans_loss, batch_objective, batch_loss, train, evaluate, load_checkpoint, load_evaluation,
+    setting_label, attention_maps,
+)
+from kmt_ref.viz.learning_figures import (
+    plot_training_history, plot_evaluation_curves, plot_final_vs_n, plot_weight_grid,
 )
 
 np.set_printoptions(precision=3, suppress=True, linewidth=110)

@@ -1,4 +1,6 @@
-"""The float32 evaluation agrees with the stored one on any machine, to a measured tolerance (issue 8).
+"""Tests for kmt_ref.learning.evaluation: T re-embedded steps against Lloyd (paper §4, Figure 4; SPEC §6).
+
+The float32 evaluation agrees with the stored one on any machine, to a measured tolerance (issue 8).
 
 The trained layer runs in float32 (as the authors' PyTorch code does). Another CPU or BLAS kernel
 sums in another order, so a live re-evaluation differs from the stored curves
@@ -41,12 +43,44 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmt_ref.training import EVAL_SEED, MODELS_DIR, evaluate, load_checkpoint, load_evaluation, setting_label
+from kmt_ref import kmeans_objective
+from kmt_ref.learning.checkpoint import MODELS_DIR, load_checkpoint, load_evaluation
+from kmt_ref.learning.evaluation import EVAL_SEED, evaluate, run_model, setting_label
+from kmt_ref.learning.model import init_params, model_step
+from kmt_ref.learning.tasks import sample_tasks
 
+
+def test_run_model_re_embeds_between_steps():
+    rng = np.random.default_rng(4)
+    X, C0 = sample_tasks(rng, 3, 12, 2, 3)
+    params = init_params(5, rng, "float64")
+    obj, centers = run_model(params, X, C0, 2, dtype="float64", task_chunk=2)
+    C1 = model_step(params, X, C0)
+    C2 = model_step(params, X, C1)  # Y reset to 0, centers rebuilt as [C1; I_k]
+    np.testing.assert_allclose(centers[2], C2, rtol=1e-13)
+    np.testing.assert_allclose(obj[:, 2], [kmeans_objective(X[b], C2[b]) for b in range(3)], rtol=1e-12)
+
+
+def test_evaluation_dropout_option_changes_only_the_model():
+    rng = np.random.default_rng(0)
+    params = init_params(5, rng)
+    a = evaluate(params, n_tasks=3, n=20, d=2, k=3, n_steps=2)
+    b = evaluate(params, n_tasks=3, n=20, d=2, k=3, n_steps=2, dropout=0.3)
+    np.testing.assert_array_equal(a["lloyd"], b["lloyd"])  # same tasks, same initial centers
+    np.testing.assert_array_equal(a["model"][:, 0], b["model"][:, 0])
+    assert not np.allclose(a["model"][:, 1:], b["model"][:, 1:])
+    with pytest.raises(ValueError, match="dropout=1.0"):
+        evaluate(params, n_tasks=3, n=20, d=2, k=3, n_steps=2, dropout=1.0)
+
+
+
+# --------------------------------------------------------------------------
+# float32 re-evaluation against the stored curves (see the module docstring)
+# --------------------------------------------------------------------------
 #: tolerances of notebook 04's live re-evaluation (measured; see the module docstring)
 MEDIAN_TOL, MEAN_TOL = 1e-5, 5e-3
-NOTEBOOK_SRC = Path(__file__).parent.parent / "notebooks" / "src" / "04_learning_to_cluster.py"
-NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "04_learning_to_cluster.ipynb"
+NOTEBOOK_SRC = Path(__file__).parents[2] / "notebooks" / "src" / "04_learning_to_cluster.py"
+NOTEBOOK = Path(__file__).parents[2] / "notebooks" / "04_learning_to_cluster.ipynb"
 
 
 def deviations(live, stored):

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import minmax_scale
-from .trace import assign
-from .validation import as_points, check_choice, check_count
+from ..data import minmax_scale
+from ..trace import assign
+from ..validation import as_points, check_choice, check_count, check_enough_points, check_positive, check_rng
 
 __all__ = ["FAMILIES", "INITS", "sample_task", "sample_tasks", "kmeans_plus_plus", "minmax_scale"]
 
@@ -50,21 +50,6 @@ FAMILIES = ("normal", "cauchy", "gumbel", "laplace", "lognormal")
 
 #: initial-center schemes
 INITS = ("random", "kmeans++")
-
-
-def _check_rng(rng):
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
-    return rng
-
-
-def _check_scale(scale):
-    if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
-        raise TypeError(f"scale must be a real number, got {scale!r}")
-    scale = float(scale)
-    if not (np.isfinite(scale) and scale > 0):
-        raise ValueError(f"scale={scale} should be a finite number > 0")
-    return scale
 
 
 def _noise(rng, family, loc, scale):
@@ -104,10 +89,9 @@ def kmeans_plus_plus(X, k, rng):
     """
     X = as_points(X)
     k = check_count(k, "k", minimum=1)
-    _check_rng(rng)
+    check_rng(rng)
     d, n = X.shape
-    if k > n:
-        raise ValueError(f"n={n} points should be >= k={k} centers")
+    check_enough_points(n, k)
     chosen = [int(rng.integers(n))]
     D = assign(X, X[:, chosen])[1][0]  # (n,)
     D = np.maximum(D, 0.0)
@@ -161,16 +145,15 @@ def sample_tasks(rng, batch, n=512, d=32, k=10, family="normal", scale=0.1, init
     X : ndarray, shape (batch, d, n)
     C0 : ndarray, shape (batch, d, k)
     """
-    _check_rng(rng)
+    check_rng(rng)
     batch = check_count(batch, "batch", minimum=1)
     n = check_count(n, "n", minimum=1)
     d = check_count(d, "d", minimum=1)
     k = check_count(k, "k", minimum=1)
-    if k > n:
-        raise ValueError(f"n={n} points should be >= k={k} centers")
+    check_enough_points(n, k)
     check_choice(family, "family", FAMILIES)
     check_choice(init, "init", INITS)
-    scale = _check_scale(scale)
+    scale = check_positive(scale, "scale")
     X = np.empty((batch, d, n))
     C0 = np.empty((batch, d, k))
     for b in range(batch):

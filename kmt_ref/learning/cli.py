@@ -1,4 +1,4 @@
-"""``python -m kmt_ref train`` and ``python -m kmt_ref evaluate``: learning the algorithm (SPEC §6).
+"""``python -m kmt_ref train`` and ``python -m kmt_ref evaluate``: learning the algorithm (paper §4; SPEC §6).
 
 Examples::
 
@@ -24,11 +24,12 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from ..validation import check_count, check_output_file, check_real_in
+from .checkpoint import MODELS_DIR, CheckpointError, load_checkpoint, load_evaluation, save_evaluation
+from .config import CONFIGS, TrainConfig
+from .evaluation import PAPER_SUITE, evaluate, setting_label
 from .tasks import FAMILIES, INITS
-from .validation import check_count
-
-#: folder of the committed trained models
-MODELS_DIR = Path(__file__).resolve().parent / "models"
+from .training import train, tune_malloc
 
 _FIELD_HELP = {
     "n": "points per task", "d": "dimension", "k": "clusters", "embedding": "token layout (onehot | none = d-only ablation)",
@@ -51,9 +52,6 @@ def resolve_checkpoint(name):
 
 def _train(args):
     """``python -m kmt_ref train``: check every argument and --out, then train."""
-    from .validation import check_output_file
-    from .training import CONFIGS, TrainConfig, load_checkpoint, train, tune_malloc
-
     if args.seed is not None:
         check_count(args.seed, "--seed")
     if args.resume:
@@ -97,7 +95,7 @@ def _train(args):
                     f"replace it, --resume {str(out)!r} to continue that run, or choose another --out")
     if tune_malloc():
         print("# glibc malloc tuned to keep large temporaries in the heap (about 1.6x faster steps; "
-              "see kmt_ref.training.tune_malloc)")
+              "see kmt_ref.learning.training.tune_malloc)")
     if args.resume:
         print(f"# resuming from {args.resume} (step {prev.step}, seed {seed}); checkpoints -> {out}")
     else:
@@ -131,8 +129,6 @@ def _table(results, names, header_extra=""):
 
 def _evaluate_settings(args, k):
     """The (init, n, family) settings of an ``evaluate`` command, checked."""
-    from .training import PAPER_SUITE
-
     if args.suite:
         if args.n or args.family or args.init:
             raise ValueError("--suite runs the paper's settings; it cannot be combined with --n, --family or --init")
@@ -158,14 +154,10 @@ def _evaluate_settings(args, k):
 
 def _evaluate(args):
     """``python -m kmt_ref evaluate``: check every argument and --save, then evaluate."""
-    from .validation import check_output_file
-    from .training import CheckpointError, evaluate, load_checkpoint, load_evaluation, save_evaluation, setting_label
-
     check_count(args.tasks, "--tasks", minimum=1)
     check_count(args.seed, "--seed")
     check_count(args.steps, "--steps")
-    if not 0.0 <= args.dropout < 1.0:
-        raise ValueError(f"--dropout={args.dropout} should be in [0, 1)")
+    check_real_in(args.dropout, "--dropout", 0, 1, lo_open=False)
     ckpts = [load_checkpoint(resolve_checkpoint(c)) for c in args.checkpoint]
     base = ckpts[0].config
     for c, name in zip(ckpts, args.checkpoint):
@@ -220,8 +212,6 @@ def _evaluate(args):
 
 def register(subparsers):
     """Add ``train`` and ``evaluate`` to the ``python -m kmt_ref`` parser."""
-    from .training import CONFIGS, TrainConfig
-
     p = subparsers.add_parser(
         "train", help="train the one-layer transformer (SPEC §6)",
         description="Train the one-layer transformer with autograd. Default: the small configuration "

@@ -1,0 +1,154 @@
+r"""The trainable model of paper §4 (SPEC §6 "Model"): the generic layer with learned weights.
+
+The trainable model is **the same generic layer** as the hand-set k-means
+transformer of Theorem 2.1 (:func:`kmt_ref.layer_forward`), with all twelve
+Q, K, V learned, with biases::
+
+    Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)
+    Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)
+
+Euclidean scores divided by ``sqrt(d_emb)``, gamma = 1, softmax in every block,
+optional attention dropout (0.01 in the paper's training). Token layout: the
+paper's ``Xbar = [X; Y]`` with ``Y = 0`` and ``Cbar = [C; I_k]``
+(``embedding="onehot"``, ``d_emb = d + k``, no type-flag row), or the d-only
+ablation ``Xbar = X``, ``Cbar = C`` (``embedding="none"``, ``d_emb = d``).
+At d = 32, k = 10: 12 (42^2 + 42) = 21,672 parameters.
+
+This module holds the parameters (:func:`init_params`), the layer description
+(:func:`model_layer`), the embedding (:func:`embed_batch`), one application
+(:func:`model_step`) and the attention it computes (:func:`attention_maps`).
+The loss is in :mod:`kmt_ref.learning.loss`; applying the layer T times with
+re-embedding (:func:`~kmt_ref.learning.evaluation.run_model`) in
+:mod:`kmt_ref.learning.evaluation`.
+
+autograd rules (STYLE §8), followed here, in :mod:`kmt_ref.learning.loss` and
+in the generic layer (:mod:`kmt_ref.attention`):
+
+- differentiable code imports ``autograd.numpy as np``; plain NumPy (``onp``)
+  only on values outside the gradient path;
+- no index assignment, no ``.dot``, no ``float()`` and no ``np.asarray`` on the
+  gradient path (``np.matmul``, slicing and ``np.concatenate`` only);
+- hard selections (argmin, sort, median) happen outside the gradient: the
+  k-means objective used for validation and evaluation is never differentiated;
+- subtract the (constant) maximum before ``exp``;
+- keep squared distances (no ``sqrt`` at 0).
+
+Training runs in float32 (as the authors' PyTorch code does; the gradient is
+checked in float64 by the tests, with the same code).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as onp
+
+from .. import Block, Sublayer, layer_forward
+
+__all__ = ["EMBEDDINGS", "BLOCKS", "d_emb_of", "init_params", "model_layer", "embed_batch", "model_step",
+           "attention_maps"]
+
+#: token layouts: the paper's one-hot scratch rows, or the d-only ablation
+EMBEDDINGS = ("onehot", "none")
+
+#: the four attention blocks of the layer and their parameter names
+BLOCKS = ("1", "2", "3", "4")
+
+
+def d_emb_of(d, k, embedding):
+    """Token width: ``d + k`` (one-hot scratch rows) or ``d`` (ablation)."""
+    return d + k if embedding == "onehot" else d
+
+
+def init_params(d_emb, rng, dtype="float32"):
+    r"""Random Q, K, V (d_emb, d_emb) and biases (d_emb,) for the four blocks.
+
+    Entries are uniform in ``[-1/sqrt(d_emb), 1/sqrt(d_emb)]``, PyTorch's
+    default initialisation of ``nn.Linear`` (the authors' model).
+
+    Returns
+    -------
+    params : dict
+        ``Q1, K1, V1, bQ1, bK1, bV1, ..., bV4``; 12 (d_emb^2 + d_emb) numbers.
+    """
+    bound = 1.0 / math.sqrt(d_emb)
+    params = {}
+    for b in BLOCKS:
+        for m in "QKV":
+            params[m + b] = rng.uniform(-bound, bound, (d_emb, d_emb)).astype(dtype)
+            params["b" + m + b] = rng.uniform(-bound, bound, d_emb).astype(dtype)
+    return params
+
+
+def model_layer(d_emb, dropout=0.0):
+    """The layer description of the trainable model for :func:`layer_forward`.
+
+    Four Euclidean-softmax blocks, gamma = 1, scores divided by ``sqrt(d_emb)``;
+    block 3 reads the updated points (keys ``"X"`` in the second sublayer),
+    no type-flag row. ``dropout`` is attention dropout (training only).
+    """
+    s = float(math.sqrt(d_emb))  # a Python float keeps float32 arithmetic float32
+    blk = dict(score="euclidean", normalizer="softmax", gamma=1.0, scale=s, dropout=float(dropout))
+    return (
+        Sublayer("X", (Block("1", keys="C", **blk), Block("2", keys="X", **blk))),
+        Sublayer("C", (Block("3", keys="X", **blk), Block("4", keys="C", **blk))),
+    )
+
+
+def embed_batch(X, C, embedding="onehot"):
+    """Batched tokens: ``Xbar = [X; 0]`` (B, d+k, n) and ``Cbar = [C; I_k]`` (B, d+k, k).
+
+    With ``embedding="none"`` the tokens are the data and centers themselves.
+    This is the batched form of :class:`kmt_ref.constructions.Embedding` with
+    layout ``("x", "y")``; the re-embedding between evaluation steps calls it
+    on the new centers (Y reset to 0).
+    """
+    if embedding == "none":
+        return X, C
+    B, d, n = X.shape
+    k = C.shape[-1]
+    Xbar = onp.concatenate([X, onp.zeros((B, k, n), X.dtype)], axis=1)  # (B, d+k, n)
+    Cbar = onp.concatenate([C, onp.broadcast_to(onp.eye(k, dtype=C.dtype), (B, k, k))], axis=1)  # (B, d+k, k)
+    return Xbar, Cbar
+
+
+def model_step(params, X, C, embedding="onehot", dropout=0.0, rng=None):
+    """One application of the trainable layer: new centers from (X, C).
+
+    Parameters
+    ----------
+    params : dict
+    X : ndarray, shape (B, d, n)
+    C : ndarray, shape (B, d, k)
+    embedding : {"onehot", "none"}
+    dropout : float
+        Attention dropout (needs ``rng``); 0 at evaluation.
+    rng : numpy.random.Generator or None
+
+    Returns
+    -------
+    C_new : ndarray, shape (B, d, k)
+        The data rows of the decoder output ``Cbar'``.
+    """
+    d = X.shape[-2]
+    Xbar, Cbar = embed_batch(X, C, embedding)
+    _, Cbar_out = layer_forward(params, Xbar, Cbar, model_layer(Xbar.shape[-2], dropout), rng=rng)
+    return Cbar_out[..., :d, :]  # (B, d, k)
+
+
+def attention_maps(params, X, C0, embedding="onehot"):
+    """The four attention matrices of the trained layer on one task (no dropout).
+
+    Parameters
+    ----------
+    X : ndarray, shape (d, n); C0 : ndarray, shape (d, k)
+
+    Returns
+    -------
+    dict name -> ndarray (r, q)
+        Block 1: (k, n) centers attended by each point; block 2: (n, n);
+        block 3: (n, k); block 4: (k, k). Columns are queries.
+    """
+    p = {key: onp.asarray(v, dtype=onp.float64) for key, v in params.items()}
+    Xbar, Cbar = embed_batch(X[None], C0[None], embedding)
+    _, _, rec = layer_forward(p, Xbar[0], Cbar[0], model_layer(Xbar.shape[1]), record=True)
+    return rec.weights

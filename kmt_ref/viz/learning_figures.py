@@ -1,0 +1,184 @@
+"""Pictures of the learning experiment (paper §4; SPEC §7, figures 5 and 6).
+
+Training curves, evaluation curves, learned beside hand-set weights, and the
+two figures drawn from the committed models (``kmt_ref/models/``). The
+experiment itself is :mod:`kmt_ref.learning`; nothing there draws.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .. import lloyd, lloyd_weights
+from ..learning import (BLOCKS, EVAL_SEED, FAMILIES, MODELS_DIR, attention_maps, load_checkpoint, load_evaluation,
+                        sample_task, setting_label)
+from .plotting import _new_ax
+
+__all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid", "fig5_training",
+           "fig6_learned_weights"]
+
+
+def plot_training_history(histories, key="val", ax=None):
+    """Validation score (or ``key="loss"``) against the step, one line per run.
+
+    Parameters
+    ----------
+    histories : dict name -> dict with arrays ``step`` and ``key``
+    """
+    fig, ax = _new_ax(ax, figsize=(5, 3.5))
+    for name, h in histories.items():
+        step, y = np.asarray(h["step"]), np.asarray(h[key])
+        ok = np.isfinite(y)
+        ax.plot(step[ok], y[ok], label=name, lw=1)
+    if key == "val":
+        ax.axhline(1.0, color="k", ls="--", lw=0.8, label="one Lloyd step")
+        ax.set_ylabel("validation: objective / Lloyd's (1 step)")
+    else:
+        ax.set_ylabel("training loss (smoothed bound)")
+    ax.set_xlabel("training step")
+    ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_evaluation_curves(curves, ax=None, band=(0.0, 1.0), title=None):
+    """Mean log objective per clustering step with a band over tasks.
+
+    Parameters
+    ----------
+    curves : dict name -> ndarray (n_tasks, T+1)
+        Log objectives (e.g. ``"Lloyd"``, ``"trained"``).
+    band : (float, float)
+        Quantiles of the shaded band over tasks ((0, 1): min-max, as in the
+        authors' figure).
+    """
+    fig, ax = _new_ax(ax, figsize=(5, 3.5))
+    colors = {"lloyd": "k", "Lloyd": "k"}
+    for name, L in curves.items():
+        L = np.asarray(L)
+        t = np.arange(L.shape[1])
+        (line,) = ax.plot(t, L.mean(0), lw=1.5, label=f"{name} ({L.mean(0)[-1]:.3f})", color=colors.get(name))
+        lo, hi = np.quantile(L, band, axis=0)
+        ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.12)
+    ax.set_xlabel("clustering step t")
+    ax.set_ylabel("log k-means objective")
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_final_vs_n(ns, finals, ax=None):
+    """Final mean log objective against n, one line per method (``finals``: name -> values)."""
+    fig, ax = _new_ax(ax, figsize=(5, 3.5))
+    for name, v in finals.items():
+        ax.plot(ns, v, "o-", label=name, color="k" if name.lower() == "lloyd" else None)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns)
+    ax.set_xticklabels([str(n) for n in ns])
+    ax.set_xlabel("n (points per task; trained at 512)")
+    ax.set_ylabel("log objective after T steps")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_weight_grid(learned, hand, d, k, fig=None):
+    """Heatmaps of ``Q_b^T K_b`` and ``V_b``, learned beside hand-set, for the four blocks.
+
+    Parameters
+    ----------
+    learned, hand : dict
+        Parameter dicts with ``Q1 .. V4`` of shape (d_emb, d_emb) (the same d_emb).
+    d, k : int
+        Draws the boundary between the data rows and the one-hot rows.
+    """
+    if fig is None:
+        fig = plt.figure(figsize=(10, 10), layout="constrained")
+    axs = fig.subplots(4, 4)
+    for r, b in enumerate(BLOCKS):
+        mats = [
+            (learned["Q" + b].T @ learned["K" + b], f"learned Q{b}ᵀK{b}"),
+            (hand["Q" + b].T @ hand["K" + b], f"hand-set Q{b}ᵀK{b}"),
+            (learned["V" + b], f"learned V{b}"),
+            (hand["V" + b], f"hand-set V{b}"),
+        ]
+        for c, (M, title) in enumerate(mats):
+            ax = axs[r, c]
+            vmax = float(np.max(np.abs(M))) or 1.0
+            ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+            if M.shape[0] > d:
+                ax.axhline(d - 0.5, color="k", lw=0.5)
+                ax.axvline(d - 0.5, color="k", lw=0.5)
+            ax.set_title(f"{title} (±{vmax:.2g})", fontsize=8)
+            ax.set_xticks([])
+            ax.set_yticks([])
+    return fig
+
+
+def _committed(name):
+    return load_checkpoint(MODELS_DIR / f"{name}.npz")
+
+
+def fig5_training(path):
+    """Figure 5: training curves, evaluation curves (d-only ablation, k-means++, other n, families)."""
+    paper, donly = _committed("paper"), _committed("paper_d_only")
+    ev, info = load_evaluation(MODELS_DIR / "evaluation.npz")
+    fig, axs = plt.subplots(2, 3, figsize=(15, 8.5))
+    hist = {f"d+k one-hot ({paper.step} steps)": paper.history, f"d-only ({donly.step} steps)": donly.history}
+    plot_training_history(hist, "val", axs[0, 0])
+    axs[0, 0].set_title("validation score during training", fontsize=9)
+    plot_training_history(hist, "loss", axs[0, 1])
+    axs[0, 1].set_title("training loss (mean over the steps between evaluations)", fontsize=9)
+    base = ev[setting_label("random", 512, "normal")]
+    plot_evaluation_curves({"Lloyd": base["lloyd"], "trained (d+k)": base["paper"],
+                            "d-only ablation": base["paper_d_only"]}, axs[0, 2],
+                           title=f"{base['lloyd'].shape[0]} tasks, n=512, random initial centers (band: min-max)")
+    kpp = ev[setting_label("kmeans++", 512, "normal")]
+    plot_evaluation_curves({"Lloyd": kpp["lloyd"], "trained (d+k)": kpp["paper"]}, axs[1, 0],
+                           title="k-means++ initial centers")
+    ns = [128, 256, 512, 1024, 2048]
+    finals = {"Lloyd": [ev[setting_label("random", n, "normal")]["lloyd"][:, -1].mean() for n in ns],
+              "trained (d+k)": [ev[setting_label("random", n, "normal")]["paper"][:, -1].mean() for n in ns]}
+    plot_final_vs_n(ns, finals, axs[1, 1])
+    axs[1, 1].set_title("other n (log objective after 20 steps)", fontsize=9)
+    fams = list(FAMILIES)
+    x = np.arange(len(fams))
+    for off, (name, key, col) in enumerate([("Lloyd", "lloyd", "k"), ("trained (d+k)", "paper", "C1")]):
+        vals = [ev[setting_label("random", 512, f)][key][:, -1].mean() for f in fams]
+        axs[1, 2].bar(x + (off - 0.5) * 0.38, vals, width=0.38, label=name, color=col, alpha=0.8)
+    axs[1, 2].set_xticks(x)
+    axs[1, 2].set_xticklabels(fams)
+    axs[1, 2].set_ylabel("log objective after 20 steps")
+    axs[1, 2].set_title("task families (trained on normal only)", fontsize=9)
+    axs[1, 2].legend(fontsize=8)
+    fig.suptitle("Learning the algorithm (paper §4): d=32, k=10, trained at n=512 "
+                 f"(evaluation seed {info.get('seed', EVAL_SEED)}, no dropout at evaluation)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def fig6_learned_weights(path):
+    """Figure 6: learned vs hand-set Q^T K and V per block, and the learned attention maps."""
+    paper = _committed("paper")
+    cfg = paper.config
+    hand, _ = lloyd_weights(cfg.d, cfg.k, "linear")  # the paper's d_emb = d + k layout
+    fig = plt.figure(figsize=(11, 14.5), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[10, 3.4])
+    plot_weight_grid(paper.params, hand, cfg.d, cfg.k, top)
+    X, C0 = sample_task(np.random.default_rng(EVAL_SEED), cfg.n, cfg.d, cfg.k)
+    order = np.argsort(lloyd(X, C0, 1).labels[0], kind="stable")  # points grouped by Lloyd's first assignment
+    W = attention_maps(paper.params, X[:, order], C0, cfg.embedding)
+    axs = bottom.subplots(1, 4)
+    titles = {"1": "block 1: centers (rows) per point", "2": "block 2: points per point",
+              "3": "block 3: points (rows) per center", "4": "block 4: centers per center"}
+    for ax, b in zip(axs, BLOCKS):
+        ax.imshow(W[b], aspect="auto", cmap="viridis", interpolation="nearest")
+        ax.set_title(titles[b], fontsize=8)
+        ax.set_xlabel("query")
+        ax.set_ylabel("key")
+    bottom.suptitle("learned attention on one task (points sorted by Lloyd's first assignment)", fontsize=9)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
