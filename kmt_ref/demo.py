@@ -33,10 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .constructions import kmeans_transformer
+from .algorithms.lloyd import kmeans_transformer, lloyd
+from .core.normalizers import softmax
 from .data import VALIDATION_SEED, validation_data
-from .normalizers import softmax
-from .reference import lloyd
 from .trace import assign
 from .validation import check_count, check_gamma
 
@@ -255,7 +254,9 @@ def run_demo(seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figu
     p("The paper's own draw is not published: its Lloyd curve reads 6.44, 5.78, 5.47, 4.96, 4.69, 4.61,")
     p("4.59, ... (SPEC §3); the recipe is the same, the numbers above are this seed's.")
     if figure:
-        from .viz.plotting import write_validation_figure  # pictures live in kmt_ref.viz, imported on demand
+        from .viz.plotting import (
+            write_validation_figure,  # pictures live in kmt_ref.viz, imported on demand
+        )
 
         g = gammas[0]
         result.figure = write_validation_figure(Path(outdir) / "fig1_validation.png", X, ref, runs[g],

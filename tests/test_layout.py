@@ -86,6 +86,7 @@ def test_every_module_opens_with_a_docstring_and_fits_in_one_sitting():
 def test_no_module_imports_a_higher_layer():
     for name, path in MODULES.items():
         for target, line in imports_of(name, path):
+            assert target in MODULES, f"{name} imports {target} (line {line}), an old path kept only for users"
             if target == "kmt_ref" and name != "kmt_ref":
                 rank = LAYERS["kmt_ref"]  # `from .. import X`: the facade
             else:
