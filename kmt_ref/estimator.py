@@ -35,8 +35,6 @@ scikit-learn those tests are skipped and everything else runs.
 from __future__ import annotations
 
 import inspect
-import numbers
-import sys
 
 import numpy as np
 

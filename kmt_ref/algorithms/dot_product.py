@@ -22,16 +22,9 @@ import numpy as np
 from ..core.attention import FeedForward
 from ..core.tokens import Embedding, prepare, projector, run_layers, with_block
 from ..validation import check_count, check_gamma
-from .lloyd import OTHER_ATTENTIONS, lloyd_layer, lloyd_weights
+from .lloyd import OTHER_ATTENTIONS, lloyd_layer
 
 __all__ = ["dot_product_weights", "dot_product_layer", "dot_product_transformer"]
-
-
-def _check_transformer_args(X, C0, n_layers, chunk_size, use_frame=True):
-    """Validated arguments, X and C0 in the data frame (:func:`kmt_ref.core.tokens.prepare`)."""
-    X, C0, n_layers, frame = prepare(X, C0, n_layers, use_frame)
-    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
-    return X, C0, n_layers, chunk_size, frame
 
 
 def dot_product_weights(d, k):
@@ -196,7 +189,8 @@ def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf
     every other point's, which holds unless two distinct points lie within
     about ``1e-8 * ||x||`` of each other *and* were assigned differently.
     """
-    X, C0, n_layers, chunk_size, frame = _check_transformer_args(X, C0, n_layers, chunk_size)
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
+    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
     gamma = check_gamma(gamma, "gamma")
     gamma_reset = check_gamma(gamma_reset, "gamma_reset")
     gamma_update = gamma if gamma_update is None else check_gamma(gamma_update, "gamma_update")

@@ -22,7 +22,7 @@ from ..core.attention import Block, Sublayer
 from ..core.normalizers import gumbel_noise
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..validation import check_count, check_gamma, check_rng
-from .lloyd import finish_trace, lloyd_weights, start_trace
+from .lloyd import finish_trace, start_trace
 from .sparse_update import GUMBEL_WIDTH, assign_then_update, penalties, sq_dist
 
 __all__ = ["randomized_kmedoids", "MedoidEmbedding", "kmedoids_weights", "kmedoids_layer",

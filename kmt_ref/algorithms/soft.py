@@ -95,13 +95,6 @@ def soft_kmeans(X, C0, n_iter, beta):
 # ==========================================================================
 # The circuit
 # ==========================================================================
-def _check_transformer_args(X, C0, n_layers, chunk_size, use_frame=True):
-    """Validated arguments, X and C0 in the data frame (:func:`kmt_ref.core.tokens.prepare`)."""
-    X, C0, n_layers, frame = prepare(X, C0, n_layers, use_frame)
-    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
-    return X, C0, n_layers, chunk_size, frame
-
-
 def soft_kmeans_transformer(X, C0, n_layers, beta, *, record=False, chunk_size=1024):
     r"""Soft k-means as a transformer: Theorem 2.1 with ``gamma = beta`` and the linear block 3.
 
@@ -164,7 +157,8 @@ def soft_kmeans_transformer(X, C0, n_layers, beta, *, record=False, chunk_size=1
     - *Ties*: equal responsibilities; ``labels`` takes the lowest index.
     - ``beta <= 0``, NaN or inf: ``ValueError``.
     """
-    X, C0, n_layers, chunk_size, frame = _check_transformer_args(X, C0, n_layers, chunk_size)
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
+    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
     beta = check_beta(beta)
     d, k = C0.shape
     params, emb = lloyd_weights(d, k, center_update="linear")

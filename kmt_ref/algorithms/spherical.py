@@ -134,13 +134,6 @@ def spherical_kmeans(X, C0, n_iter):
 # ==========================================================================
 # The circuit
 # ==========================================================================
-def _check_transformer_args(X, C0, n_layers, chunk_size, use_frame=True):
-    """Validated arguments, X and C0 in the data frame (:func:`kmt_ref.core.tokens.prepare`)."""
-    X, C0, n_layers, frame = prepare(X, C0, n_layers, use_frame)
-    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
-    return X, C0, n_layers, chunk_size, frame
-
-
 def spherical_kmeans_layer(d_emb):
     """Theorem 2.1's layer with a dot-product block 1 and RMSNorm on block 3's output.
 
@@ -208,7 +201,8 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
     center then scores 0 against every point. A zero-norm point or initial
     center raises ``ValueError``.
     """
-    X, C0, n_layers, chunk_size, _ = _check_transformer_args(X, C0, n_layers, chunk_size, use_frame=False)
+    X, C0, n_layers, _ = prepare(X, C0, n_layers, use_frame=False)  # directions: no shift, no scale
+    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
     X = unit_columns(X, "X")
     C0 = unit_columns(C0, "C0")
     d, k = C0.shape

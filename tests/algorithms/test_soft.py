@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 from cases import degenerate_cases
 
-from kmt_ref import kmeans_transformer, lloyd
+from kmt_ref import lloyd
 from kmt_ref.algorithms import (
-    dot_product_transformer,
     soft_kmeans_transformer,
     spherical_kmeans_transformer,
 )
@@ -33,18 +32,6 @@ def blobs(seed, d=None, n=None, k=None):
 
 
 
-def test_norm_trick_constant_drops_out_of_the_softmax():
-    """At finite gamma, block 1's dot-score attention equals Theorem 2.1's Euclidean attention."""
-    rng = np.random.default_rng(4)
-    X = 3.0 + rng.normal(size=(2, 25))  # ||x||^2 ~ 18: a large constant to drop
-    C0 = X[:, :3]
-    for gamma in (0.1, 1.0, 10.0):
-        dot = dot_product_transformer(X, C0, 1, gamma, record=True).layers[0]
-        euc = kmeans_transformer(X, C0, 1, gamma, record=True).layers[0]
-        np.testing.assert_allclose(dot.weights["1"], euc.weights["1"], rtol=1e-12, atol=1e-15)
-        # the raw scores differ by exactly ||x_i||^2 per query (column)
-        np.testing.assert_allclose(dot.scores["1"] - euc.scores["1"],
-                                   np.tile(np.sum(X * X, axis=0), (3, 1)), rtol=1e-13)
 
 
 
