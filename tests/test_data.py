@@ -132,3 +132,32 @@ def test_toy_data():
     tr = lloyd(X, C0, 4)
     np.testing.assert_array_equal(np.bincount(tr.labels[-1], minlength=3), [8, 8, 8])
     assert np.any(tr.labels[1] != tr.labels[0]) and np.array_equal(tr.labels[3], tr.labels[2])
+
+
+# --------------------------------------------------------------------------
+# the authors' validation draw (package data, tools/make_paper_validation_data.py)
+# --------------------------------------------------------------------------
+#: float32 sum of the entries of the authors' draw (issue 10; the script checks it too)
+PAPER_SUM = 9847.1943359375
+
+
+def test_paper_validation_data_fingerprint():
+    """The file is the authors' draw: their notebook's sum, min-max scaling and Lloyd curve."""
+    from kmt_ref.data import PAPER_VALIDATION_FILE, paper_validation_data
+
+    rows = np.load(PAPER_VALIDATION_FILE, allow_pickle=False)
+    assert rows.dtype == np.float32 and rows.shape == (10_000, 2)
+    assert float(rows.sum(dtype=np.float32)) == PAPER_SUM
+    X, C0 = paper_validation_data()
+    assert X.dtype == np.float64 and X.shape == (2, 10_000) and C0.shape == (2, 5)
+    np.testing.assert_array_equal(X, rows.T)  # float32 -> float64 is exact
+    np.testing.assert_array_equal(C0, X[:, :5])
+    # min-max scaled per dimension: 0 and 1 are attained exactly (x - min, then / max)
+    np.testing.assert_array_equal(X.min(axis=1), [0.0, 0.0])
+    np.testing.assert_array_equal(X.max(axis=1), [1.0, 1.0])
+    # Lloyd's log objective, 6.4422 -> 4.5929 over 10 iterations (the authors' curve, issue 10)
+    log_j = lloyd(X, C0, 10).log_objective
+    assert round(log_j[0], 4) == 6.4422 and round(log_j[-1], 4) == 4.5929
+    # a fresh copy each call: changing one does not change the next
+    X[0, 0] = 7.0
+    assert paper_validation_data()[0][0, 0] == rows[0, 0]

@@ -5,11 +5,12 @@ deterministically (fixed seeds, no timestamps); they are listed in
 :data:`kmt_ref.viz.registry.FIGURES`, so ``python -m kmt_ref figures`` rebuilds
 them all.
 
-1. :func:`fig1_validation` — the paper's numerical validation: Lloyd (A-C)
-   beside the k-means transformer at gamma = 1e4 (D-F); the runs are
-   :func:`kmt_ref.demo.validation_runs`, the picture
-   :func:`kmt_ref.viz.plotting.write_validation_figure` (which ``python -m
-   kmt_ref demo`` writes too).
+1. :func:`fig1_validation` — the paper's numerical validation on the authors'
+   draw: Lloyd (A-C) beside the authors' circuit at gamma = 1e4 (D-F), the
+   flag circuit (the project's extension) dashed beside it; drawn by
+   :func:`kmt_ref.demo.run_demo` with
+   :func:`kmt_ref.viz.plotting.write_validation_figure` (the same bytes as
+   ``python -m kmt_ref demo``).
 2. :func:`fig2_finite_gamma_gap` — log-objective gap transformer - Lloyd after
    the layers, over gamma, data scale, d, k and n (:func:`gap_sweep`).
 3. :func:`fig3_weights_and_attention` — the twelve hand-set Q, K, V as block
@@ -17,13 +18,16 @@ them all.
 """
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import gaussian_blobs, kmeans_transformer, lloyd, lloyd_weights, toy_data
-from ..demo import validation_runs
+from ..demo import run_demo
 from ..validation import check_choice, check_count, check_gamma
-from .plotting import plot_layer_attention, plot_weights, save_png, write_validation_figure
+from .plotting import plot_layer_attention, plot_weights, save_png
 
 __all__ = [
     "fig1_validation",
@@ -40,18 +44,24 @@ __all__ = [
 # --------------------------------------------------------------------------
 # Figure 1
 # --------------------------------------------------------------------------
-def fig1_validation(path, seed=0):
+def fig1_validation(path, data="paper", seed=0):
     """Write the six-panel validation figure (the one ``python -m kmt_ref demo`` writes).
+
+    Lloyd (A-C) beside the authors' circuit at gamma = 1e4 (D-F), with the
+    flag circuit (the project's extension) dashed in panel D.
 
     Parameters
     ----------
     path : str or Path
         Output PNG.
+    data : {"paper", "seeded"}
+        The authors' validation draw (default) or the project's seeded draw.
     seed : int
-        Data seed of :func:`kmt_ref.data.validation_data` (default 0, the demo's).
+        Data seed of ``data="seeded"`` (default 0).
     """
-    X, _, ref, runs = validation_runs(seed, 10, (1e4,))
-    return write_validation_figure(path, X, ref, runs[1e4], transformer_label="transformer, gamma=10000")
+    # the demo draws figure 1: one home for its runs and labels
+    return run_demo(data, seed, 10, gammas=(1e4,), outdir=Path(path).parent, out=io.StringIO(),
+                    figure_name=Path(path).name).figure
 
 
 # --------------------------------------------------------------------------

@@ -366,7 +366,8 @@ def plot_weights(params, emb, names=None, axes=None, ncols=3):
 # --------------------------------------------------------------------------
 # The paper's numerical-validation figure
 # --------------------------------------------------------------------------
-def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transformer", fig=None):
+def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transformer", fig=None,
+                    extension=None, extension_label="extension", data_label=None):
     """Six panels: Lloyd (A-C) beside the k-means transformer (D-F).
 
     Parameters
@@ -375,8 +376,15 @@ def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transf
     lloyd_trace, transformer_trace : ClusteringTrace
         With ``centers`` (T+1, 2, k), ``labels`` (T, n), ``objective`` (T+1,).
     transformer_label : str
-        Name of the transformer run (e.g. ``"transformer, gamma=1e4"``).
+        Name of the transformer run (e.g. ``"authors' circuit, gamma=10000"``).
     fig : matplotlib Figure, optional
+    extension : ClusteringTrace, optional
+        A second transformer run drawn dashed in panel D only, with its largest
+        log-objective difference from ``transformer_trace`` written in the panel
+        (the demo: the flag circuit, the project's extension).
+    extension_label : str
+    data_label : str, optional
+        Whose data it is: the figure's title.
 
     Returns
     -------
@@ -395,16 +403,27 @@ def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transf
     both = {"Lloyd": lloyd_trace.log_objective, transformer_label: transformer_trace.log_objective}
     for row, (name, tr) in enumerate(runs):
         a, b, c = "ABC" if row == 0 else "DEF"
-        plot_log_objective(both, ax=axes[row, 0], title=f"{a}  log objective: {name}",
-                           styles={name: {"lw": 2.5, "zorder": 3}})
+        curves, styles = dict(both), {name: {"lw": 2.5, "zorder": 3}}
+        if row == 1 and extension is not None:
+            curves[extension_label] = extension.log_objective
+            styles[extension_label] = {"ls": "--", "lw": 1.2, "zorder": 4, "color": "k", "marker": "x"}
+        plot_log_objective(curves, ax=axes[row, 0], title=f"{a}  log objective: {name}", styles=styles)
+        if row == 1 and extension is not None:
+            diff = np.max(np.abs(np.asarray(extension.log_objective) - np.asarray(tr.log_objective)))
+            axes[row, 0].text(0.97, 0.55, f"max |extension - {name.split(',')[0]}|\n= {diff:.1e} in log J",
+                              transform=axes[row, 0].transAxes, ha="right", va="center", fontsize=8,
+                              bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.7"})
         plot_center_trajectories(X, tr.centers, ax=axes[row, 1], title=f"{b}  centers: {name}")
         plot_assignments(X, tr.labels[-1], tr.centers[-1], ax=axes[row, 2],
                          title=f"{c}  assignments after {tr.n_steps} steps")
+    if data_label:
+        fig.suptitle(f"Numerical validation of Theorem 2.1 on {data_label}", fontsize=12)
     fig.tight_layout()
     return fig
 
 
-def write_validation_figure(path, X, lloyd_trace, transformer_trace, transformer_label="transformer"):
+def write_validation_figure(path, X, lloyd_trace, transformer_trace, transformer_label="transformer",
+                            extension=None, extension_label="extension", data_label=None):
     """Draw :func:`plot_validation` with the Agg backend and write it to ``path`` (:func:`save_png`).
 
     The figure part of ``python -m kmt_ref demo`` (:func:`kmt_ref.demo.run_demo`
@@ -415,7 +434,7 @@ def write_validation_figure(path, X, lloyd_trace, transformer_trace, transformer
     ----------
     path : str or Path
         Output PNG; its folder is created if missing.
-    X, lloyd_trace, transformer_trace, transformer_label
+    X, lloyd_trace, transformer_trace, transformer_label, extension, extension_label, data_label
         As in :func:`plot_validation`.
 
     Returns
@@ -423,7 +442,9 @@ def write_validation_figure(path, X, lloyd_trace, transformer_trace, transformer
     Path
     """
     matplotlib.use("Agg")  # a file, never a window
-    return save_png(plot_validation(X, lloyd_trace, transformer_trace, transformer_label=transformer_label), path)
+    return save_png(plot_validation(X, lloyd_trace, transformer_trace, transformer_label=transformer_label,
+                                    extension=extension, extension_label=extension_label,
+                                    data_label=data_label), path)
 
 
 # --------------------------------------------------------------------------

@@ -17,9 +17,33 @@ INF = np.inf
 
 def test_fig1_is_the_figure_the_demo_writes(tmp_path):
     """One home for figure 1: ``python -m kmt_ref demo`` and the registry write the same bytes."""
-    demo = run_demo(gammas=(1e4,), outdir=tmp_path / "demo", out=io.StringIO())
+    demo = run_demo(outdir=tmp_path / "demo", out=io.StringIO())
     fig1 = lloyd_figures.fig1_validation(tmp_path / "fig1_validation.png")
     assert demo.figure.read_bytes() == fig1.read_bytes()
+
+
+def test_fig1_is_the_authors_data_and_circuit(tmp_path, monkeypatch):
+    """Figure 1 draws the authors' draw and circuit, with the flag circuit labelled as the extension."""
+    from kmt_ref.viz import plotting
+
+    seen = {}
+
+    def spy(path, X, lloyd_trace, transformer_trace, **kw):
+        seen.update(kw, X=X, lloyd=lloyd_trace, transformer=transformer_trace)
+        return path
+
+    monkeypatch.setattr(plotting, "write_validation_figure", spy)
+    lloyd_figures.fig1_validation(tmp_path / "f.png")
+    assert "authors' draw" in seen["data_label"] and "5487" in seen["data_label"]
+    assert seen["transformer_label"].startswith("authors' circuit")
+    assert "project's extension" in seen["extension_label"]
+    # the paper's curve: 6.44 -> 4.59, Lloyd and the authors' circuit alike
+    for tr in (seen["lloyd"], seen["transformer"]):
+        assert round(tr.log_objective[0], 2) == 6.44 and round(tr.log_objective[-1], 2) == 4.59
+    assert round(seen["transformer"].log_objective[2], 4) == 5.4694
+    # the seeded draw stays available
+    lloyd_figures.fig1_validation(tmp_path / "g.png", data="seeded", seed=0)
+    assert "validation_data(seed=0)" in seen["data_label"]
 
 
 def test_fig3_is_deterministic(tmp_path):
