@@ -1,7 +1,7 @@
 """Attention normalizers: maps from a column of scores to the probability simplex.
 
 Every normalizer here takes a score array ``S`` and normalizes along ``axis``
-(default ``0``, the *key* axis of the paper's ``S`` in R^{r x q}: each column
+(default ``0``, the *key* axis of the scores ``S`` in R^{r x q}: each column
 belongs to one query and its weights sum to one). The attention code calls them
 with ``axis=-2`` so that a leading batch axis ``(B, r, q)`` works unchanged.
 
@@ -13,7 +13,7 @@ SPEC.md §2 fixes the definitions:
 ``hardmax``        gamma = inf with ties to the **lowest** key index (the same
                    rule as ``np.argmin`` in Lloyd's algorithm).
 ``hardmax_average`` gamma = inf with weight spread uniformly over tied maxima
-                   (the form the paper's theory uses).
+                   (the gamma -> inf limit of softmax).
 ``linear``         normalized linear attention ``s / sum(s)`` for s >= 0.
 ``sparsemax``      Euclidean projection of ``gamma * s`` onto the simplex
                    (Martins & Astudillo 2016), sort-based.
@@ -123,8 +123,8 @@ def softmax(S, gamma=1.0, axis=0, rng=None):
     ``softmax_gamma(s)_j = exp(gamma (s_j - max s)) / sum_l exp(gamma (s_l - max s))``.
     The maximum is subtracted *before* multiplying by ``gamma``, so no product
     ``gamma * s`` is ever formed: for ``gamma`` up to 1e12 no overflow, no NaN,
-    and the largest entry has ``exp(0) = 1``. Paper: §2, the softmax of the
-    attention score with the temperature ``gamma`` of Theorem 2.1.
+    and the largest entry has ``exp(0) = 1``. The softmax of the attention
+    score with the temperature ``gamma`` of Theorem 2.1 (as the project brief states it).
     """
     g = check_gamma(getval(gamma))  # gamma itself (maybe traced) is what enters the product
     traced = isbox(S)
@@ -186,7 +186,7 @@ def hardmax_average(S, gamma=None, axis=0, rng=None):
     Notes
     -----
     ``lim_{gamma->inf} softmax(gamma s) = 1[s = max s] / #{l : s_l = max s}``:
-    this is the hardmax the paper's theory uses. It differs from
+    this is the hardmax of Theorem 2.1's block 3. It differs from
     :func:`hardmax` exactly when the maximum is attained more than once.
     Block 3 of Theorem 2.1 needs this form: all members of a cluster tie at
     score 0 and must share the weight equally, which gives their mean.
@@ -205,7 +205,7 @@ def linear(S, gamma=None, axis=0, rng=None):
 
     Notes
     -----
-    The paper's own center update (block 3 of Theorem 2.1) uses this form with
+    The authors' center update (block 3; their ``cnst_model.py``, ``ldp=True``) uses this form with
     scores ``e_j . y_i`` (1 for members, 0 otherwise): it gives the exact mean
     at any gamma. A slice that sums to zero (a cluster with no member) has no
     defined weights; it yields all-zero weights here, and
