@@ -1,9 +1,11 @@
 r"""Theorem 2.2: Lloyd's algorithm with plain dot-product attention and a ReQU feed-forward block.
 
-The paper states that dot-product attention suffices if the tokens carry their
-squared norms and a feed-forward block with the rectified quadratic activation
-``ReQU(z) = max(z, 0)^2`` maintains them; the construction is the project's
-(SPEC §4, "(open)")::
+Theorem 2.2 as the project brief states it: plain dot-product attention runs
+k-means exactly if the token embeddings carry their squared norms and a
+feed-forward block with the rectified quadratic activation
+``ReQU(z) = max(z, 0)^2`` updates them. The explicit construction below (token
+layout, weights, the empty-cluster token, block 2) is the project's own
+(SPEC §4, "(open)"); the authors' code has no Theorem 2.2 model::
 
     point tokens [x_i; ||x_i||^2; 1; y_i],  center tokens [c_j; ||c_j||^2; 1; e_j]
     block 1:  (2 x_i).c_j - ||c_j||^2 = -||x_i - c_j||^2 + ||x_i||^2   (||x_i||^2 is constant over j)
@@ -47,8 +49,9 @@ def dot_product_weights(d, k):
 
     Notes
     -----
-    Proof sketch (the paper's Theorem 2.2; the empty-cluster token and the
-    choice of block 2 are the project's own construction, SPEC §4 "(open)").
+    Proof sketch for the project's construction of Theorem 2.2 (the
+    statement as the project brief gives it; these weights, including the
+    empty-cluster token and block 2, are the project's own, SPEC §4 "(open)").
     Scores are ``S_ji = (K z'_j) . (Q z_i)``; hardmax in the limit.
 
     *The norm trick* (blocks 1 and 2). ``Q_a z = [2x; -1]`` and
@@ -71,14 +74,14 @@ def dot_product_weights(d, k):
     cluster j, 0 otherwise. Against center token l it is
     ``e_j . (e_l - 1/2 1_k) = delta_jl - 1/2``: 1/2 for the center's own token,
     -1/2 for the others. So 1 (members) > 1/2 (own token) > 0, -1/2: the
-    averaging hardmax takes the members' mean ``m_j`` when cluster j has
+    averaging hardmax takes the members' mean ``mu_j`` when cluster j has
     members, and ``c_j`` when it is empty (Lloyd's "keep" policy). This is the
     dot-product form of the default token of Theorem 2.1's construction.
 
     *Block 4* (Q4 = K4 = P_Y, V4 = -(P_X + P_norm); keys: centers): scores
     ``e_l . e_j = delta_lj``, so it is identity attention; it writes
     ``-[c_j; ||c_j||^2]``, clearing the old center **and its old norm**.
-    Blocks 4 + 3 give ``[m_j; 0]`` in the rows ``x``, ``norm``.
+    Blocks 4 + 3 give ``[mu_j; 0]`` in the rows ``x``, ``norm``.
 
     *FFN* ``z + W2 ReQU(W1 z)`` on the center stream, ``W1 = [I_d; -I_d]`` on
     the data rows, ``W2`` sums the 2d hidden units into the ``norm`` row:
@@ -171,7 +174,8 @@ def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf
 
     Notes
     -----
-    Paper: Theorem 2.2 (SPEC §4); the proof sketch is in
+    Theorem 2.2 as the project brief states it, by the project's own
+    construction (SPEC §4, "(open)"); the proof sketch is in
     :func:`dot_product_weights`. Compared with Theorem 2.1
     (:func:`kmt_ref.kmeans_transformer`) it changes only the token layout
     (``||x||^2``, ``1``), the weights of the score maps and adds one FFN.

@@ -1,10 +1,11 @@
 r"""Randomized k-medoids **(open)**: every center becomes a member drawn near the member mean; as a transformer, hard Gumbel attention.
 
-The classical rule (SPEC §5, the project's own construction)::
+The classical rule (the project's own construction; the project brief names only
+Gumbel-softmax attention selecting data points as centers)::
 
     l_i  = argmin_j ||x_i - c_j||^2                           (ties: lowest j)
     mu_j = mean{x_i : l_i = j}
-    c_j <- x_{i*},  i* ~ softmax_{i in S_j}(-gamma ||x_i - mu_j||^2)     (empty: c_j)
+    c_j <- x_{i*},  i* ~ softmax_{i in M_j}(-gamma ||x_i - mu_j||^2)     (empty: c_j)
 
 The circuit (:func:`randomized_kmedoids_transformer`): an extra decoder block
 writes ``mu_j``, then block 3 is hard Gumbel attention over the members. The
@@ -61,15 +62,31 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
 
         l_i  = argmin_j ||x_i - c_j||^2                        (ties: lowest j)
         mu_j = mean{x_i : l_i = j}
-        c_j <- x_{i*},  i* ~ softmax_{i in S_j}(-gamma ||x_i - mu_j||^2)   (empty: c_j)
+        c_j <- x_{i*},  i* ~ softmax_{i in M_j}(-gamma ||x_i - mu_j||^2)   (empty: c_j)
 
-    The draw is the Gumbel-max trick: ``i* = argmax_{i in S_j}
+    The draw is the Gumbel-max trick: ``i* = argmax_{i in M_j}
     (-gamma ||x_i - mu_j||^2 + g_ij)`` with standard Gumbel ``g`` from
     :func:`kmt_ref.core.normalizers.gumbel_noise` (ties: lowest index). To share
     one random stream with the transformer, each step draws the noise array
     the transformer's block 3 draws, one variable per (key, center) pair with
     the keys ``[x_1 .. x_n, c_1 .. c_k]``: shape (n + k, k), C order; only the
     rows of the members are used.
+
+    *Why it is a k-medoids rule.* A medoid of ``M_j`` (``m_j = |M_j|``
+    members, mean ``mu_j``) is the member minimising its total squared
+    distance to the others, ``sum_{l in M_j} ||x_i - x_l||^2``. Writing
+    ``x_i - x_l = (x_i - mu_j) - (x_l - mu_j)`` and using
+    ``sum_{l in M_j} (x_l - mu_j) = 0``::
+
+        sum_{l in M_j} ||x_i - x_l||^2 = m_j ||x_i - mu_j||^2 + sum_{l in M_j} ||x_l - mu_j||^2,
+
+    and the last sum does not depend on ``i``. So ranking members by
+    ``||x_i - mu_j||^2`` is ranking them by the medoid cost:
+    ``softmax(-gamma ||x_i - mu_j||^2)`` is the Gibbs distribution of the
+    medoid cost at inverse temperature ``gamma / m_j``, and ``gamma -> inf``
+    picks the exact medoid (ties: lowest index); ``gamma = 0`` a uniform
+    member. (With squared distances; the classical k-medoids of Kaufman &
+    Rousseeuw uses unsquared ones, where no such identity holds.)
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
@@ -234,7 +251,7 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
     Notes
     -----
     Every center becomes a member point sampled with probability
-    ``softmax_{i in S_j}(-gamma ||x_i - mu_j||^2)``, ``mu_j`` the member mean;
+    ``softmax_{i in M_j}(-gamma ||x_i - mu_j||^2)``, ``mu_j`` the member mean;
     an empty cluster keeps its center; a singleton moves onto its point;
     exact ties of logit + noise go to the lowest key index (``np.argmax``).
     Proof: :func:`kmedoids_weights`. The whole construction is the project's

@@ -182,9 +182,10 @@ def lloyd_weights(d, k, center_update="euclidean"):
     center_update : {"euclidean", "linear"}
         ``"euclidean"``: block 3 is Euclidean attention over ``[Xbar', Cbar]``
         with the project's default-token extension (exact for empty clusters).
-        ``"linear"``: the paper's block 3, normalized linear attention with
-        dot-product scores ``e_j . y_i`` (exact mean at any gamma; assumes no
-        cluster is empty).
+        ``"linear"``: the authors' block 3 (their ``cnst_model.py``,
+        ``CModel(ldp=True)``), normalized linear attention with dot-product
+        scores ``e_j . y_i`` (exact mean at any gamma; assumes no cluster is
+        empty).
 
     Returns
     -------
@@ -194,7 +195,11 @@ def lloyd_weights(d, k, center_update="euclidean"):
 
     Notes
     -----
-    Proof sketch (the paper's Theorem 2.1, with the project's extension).
+    Proof sketch of Theorem 2.1 (as the project brief states it: a T-layer
+    transformer with fixed weights and limit softmax runs T Lloyd
+    iterations exactly), for these weights. With ``center_update="linear"``
+    they are the authors' (their ``cnst_model.py``: blocks CAX, SAX, CAC, SAC
+    = 1, 2, 3, 4); the flag row is the project's extension.
     ``P_X``, ``P_Y``, ``P_T`` keep the data block, the one-hot block and the
     type flag.
 
@@ -213,18 +218,31 @@ def lloyd_weights(d, k, center_update="euclidean"):
     point the score is ``-||y_i - e_j||^2`` = 0 for members, -2 otherwise;
     against a center token ``-(||e_l - e_j||^2 + 1)`` = -1 for its own token,
     -3 otherwise. The averaging hardmax therefore takes the members' mean
-    ``m_j`` when cluster j has members, and ``c_j`` (score -1 beats -2) when it
+    ``mu_j`` when cluster j has members, and ``c_j`` (score -1 beats -2) when it
     is empty: Lloyd's "keep" policy, exactly. (The flag row is the same device
     as tracr's default-attention token; it is the project's own construction,
     SPEC §3 "(open)".) With ``center_update="linear"``: scores ``e_j . y_i``
-    (1 for members, 0 otherwise) normalized by their sum give ``m_j`` at any gamma.
+    (1 for members, 0 otherwise) normalized by their sum give ``mu_j`` at any gamma.
 
     *Block 4* (Q4 = K4 = P_Y, V4 = -P_X; self-attention on centers): the
     ``e_j`` are distinct, so this is identity attention and writes ``-c_j``.
-    Blocks 3 + 4 turn ``c_j`` into ``m_j`` (or keep it): the update step.
+    Blocks 3 + 4 turn ``c_j`` into ``mu_j`` (or keep it): the update step.
 
     The residual stream after one layer is exactly ``[X; Y^{(t+1)}]`` and
     ``[C^{(t+1)}; I_k]``: one layer is one Lloyd iteration.
+
+    *Why block 1 uses the lowest-index hardmax.* This is the project's tie
+    convention, not a limit of the attention. As ``gamma -> inf``,
+    ``softmax(gamma s)_j = 1 / sum_l exp(gamma (s_l - s_j))`` tends to 1 on a
+    unique maximum, and on ``m`` tied maxima to ``1/m`` each (the other terms
+    vanish, the ``m`` tied ones stay ``exp(0) = 1``): the limit is the
+    *averaging* hardmax. A point equidistant from two centers would then get
+    ``y_i = (e_j + e_l)/2``, which is no assignment, and block 3 would count
+    it half in each cluster; Lloyd's ``argmin`` gives it to the lowest index.
+    Block 1 therefore uses ``hardmax`` (ties to the lowest index), so that the
+    transformer equals ``np.argmin`` Lloyd on every input, ties included;
+    without ties the two hardmaxes coincide and both are the limit. Block 3
+    needs the averaging form (the members of a cluster tie by design).
     """
     check_choice(center_update, "center_update", ("euclidean", "linear"))
     layout = ("x", "y", "flag") if center_update == "euclidean" else ("x", "y")

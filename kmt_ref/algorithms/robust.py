@@ -3,10 +3,11 @@ r"""Robust k-means (the authors' rule): sparsemax-weighted centers; as a transfo
 The classical rule (SPEC §5; the authors' code, ``rithram/kmeans-trf``)::
 
     l_i = argmin_j ||x_i - c_j||^2                           (ties: lowest j)
-    p   = sparsemax over the members S_j of -gamma ||x_i - c_j||^2 / sqrt(d)
-    c_j <- sum_{i in S_j} p_i x_i                            (empty: c_j)
+    p   = sparsemax over the members M_j of -gamma ||x_i - c_j||^2 / sqrt(d)
+    c_j <- sum_{i in M_j} p_i x_i                            (empty: c_j)
 
-The circuit (:func:`robust_kmeans_transformer`) is Theorem 2.1 with block 3's
+(``utils.rkm_iters`` of the authors' code, except the empty cluster: theirs
+re-seeds it with a random point.) The circuit (:func:`robust_kmeans_transformer`) is Theorem 2.1 with block 3's
 normalizer replaced by sparsemax over one Euclidean score that keeps
 non-members out (:mod:`kmt_ref.algorithms.sparse_update`).
 """
@@ -58,15 +59,24 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     SPEC §5 (the authors' rule; ``rithram/kmeans-trf``)::
 
         l_i = argmin_j ||x_i - c_j||^2                          (ties: lowest j)
-        p   = sparsemax over the members S_j of  -gamma ||x_i - c_j||^2 / sqrt(d)
-        c_j <- sum_{i in S_j} p_i x_i                           (empty: c_j)
+        p   = sparsemax over the members M_j of  -gamma ||x_i - c_j||^2 / sqrt(d)
+        c_j <- sum_{i in M_j} p_i x_i                           (empty: c_j)
 
     Sparsemax (Martins & Astudillo 2016) gives far members weight exactly 0
     once their score is more than the threshold below the best: outliers
     stop pulling the center. Equal distances get equal weights; a singleton
-    cluster moves onto its point. The module containing the authors' rule
-    was not among the files of ``rithram/kmeans-trf`` we could read; this
-    follows SPEC §5's statement of it.
+    cluster moves onto its point.
+
+    Provenance: the authors' rule is ``utils.rkm_iters`` in
+    ``rithram/kmeans-trf`` (read for issue 10): per iteration, squared
+    distances, ``sqd, assign = min`` over the centers, and for each
+    non-empty cluster ``sparsemax(-inv_temp * sqd[members] / sqrt(d)) @
+    X[members]`` (``entmax.sparsemax``; ``inv_temp`` defaults to 0.01). This
+    function is that rule, with one departure: an empty cluster keeps its
+    center here, while theirs becomes NaN and is then replaced by a random
+    data point. (Their distances come from ``torch.cdist``, ours are
+    computed directly: rounding only.) ``tests/algorithms/test_robust.py``
+    checks it against an independent NumPy transcription of their loop.
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
@@ -108,8 +118,8 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
 
     Notes
     -----
-    ``c_j <- sum_{i in S_j} p_i x_i`` with
-    ``p = sparsemax_{i in S_j}(-gamma ||x_i - c_j||^2 / sqrt(d))``: the
+    ``c_j <- sum_{i in M_j} p_i x_i`` with
+    ``p = sparsemax_{i in M_j}(-gamma ||x_i - c_j||^2 / sqrt(d))``: the
     authors' robust rule (their code). The layer realising it -- block 3 with
     sparsemax over one Euclidean score ``-||K3 kbar - Q3 cbar||^2`` with
     ``g = gamma / sqrt(d)`` (:func:`sparse_update_weights`), the penalty and

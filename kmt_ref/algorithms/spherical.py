@@ -3,12 +3,15 @@ r"""Spherical k-means (Dhillon & Modha 2001) and its circuit: cosine assignment,
 The classical algorithm (SPEC §5, "spherical k-means"), on unit vectors::
 
     l_i  = argmax_j x_i . c_j                   (ties: lowest j)
-    m_j  = mean{x_i : l_i = j}                   (empty: c_j)
-    c_j' = m_j / ||m_j||
+    mu_j  = mean{x_i : l_i = j}                   (empty: c_j)
+    c_j' = mu_j / ||mu_j||
 
 The circuit: Theorem 2.1 with the data normalized at embedding, a dot-product
 (cosine) block 1 and RMSNorm (no centering, gain ``1/sqrt(d_emb)``) on block
-3's output, which puts the member mean on the sphere.
+3's output, which puts the member mean on the sphere. The project brief says
+only that spherical k-means uses dot-product attention and token-wise
+normalization (e.g. RMSNorm); placing RMSNorm on block 3's output, with that
+gain, is the project's choice **(open)**.
 """
 from __future__ import annotations
 
@@ -93,8 +96,8 @@ def spherical_kmeans(X, C0, n_iter):
     Iteration t, with ``||x_i|| = ||c_j|| = 1`` (SPEC §5, "spherical k-means")::
 
         l_i = argmax_j  x_i . c_j                    (ties: lowest j)
-        m_j = mean{x_i : l_i = j}                    (empty: c_j)
-        c_j' = m_j / ||m_j||
+        mu_j = mean{x_i : l_i = j}                   (empty: c_j)
+        c_j' = mu_j / ||mu_j||
 
     The member mean has the direction of the member sum (Dhillon & Modha's
     concept vector). It is summed in point order and normalized as
@@ -108,7 +111,7 @@ def spherical_kmeans(X, C0, n_iter):
     - *Ties*: the lowest index, as in Lloyd.
     - *Empty cluster*: keeps its center (Lloyd's "keep").
     - *Zero member sum* (e.g. the cluster holds x and -x, antipodal points):
-      ``m_j = 0`` has no direction; the new center is the **zero vector**
+      ``mu_j = 0`` has no direction; the new center is the **zero vector**
       (the convention of ``sklearn.preprocessing.normalize``), never NaN. A
       zero center then has cosine score 0 with every point, so it takes the
       points that have no positive cosine with any other center. A member
@@ -149,7 +152,7 @@ def spherical_kmeans_layer(d_emb):
         :func:`spherical_kmeans_transformer`).
     """
     layer = with_block(lloyd_layer(), "1", score="dot")  # cosine similarity
-    # block 3 writes [m_j; 0]: RMSNorm over the d_emb rows with gain 1/sqrt(d_emb) (gain=None) is m_j/||m_j||
+    # block 3 writes [mu_j; 0]: RMSNorm over the d_emb rows with gain 1/sqrt(d_emb) (gain=None) is mu_j/||mu_j||
     return with_block(layer, "3", post=partial(rms_norm, gain=None))
 
 
@@ -183,13 +186,15 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
        ``c_j . x_i``, the cosine similarity of unit vectors; the lowest-index
        hardmax assigns each point to the center of largest cosine (ties: the
        lowest index), as Dhillon & Modha.
-    3. *Block 3*: ``post = RMSNorm`` (no centering, gain ``1/sqrt(d_emb)``).
-       Block 3 is unchanged and writes ``[m_j; 0]`` with ``m_j`` the members'
+    3. *Block 3*: ``post = RMSNorm`` (no centering, gain ``1/sqrt(d_emb)``;
+       this placement is the project's choice, **(open)**: the brief names
+       only "token-wise normalization, e.g. RMSNorm").
+       Block 3 is unchanged and writes ``[mu_j; 0]`` with ``mu_j`` the members'
        mean (or ``c_j`` for an empty cluster, through the default token); its
        only nonzero rows are the data rows, so
-       ``RMSNorm(z) = z / (sqrt(||m_j||^2 / d_emb) sqrt(d_emb)) = [m_j / ||m_j||; 0]``:
+       ``RMSNorm(z) = z / (sqrt(||mu_j||^2 / d_emb) sqrt(d_emb)) = [mu_j / ||mu_j||; 0]``:
        the normalized member sum (mean and sum have the same direction).
-       Block 4 then removes the old ``c_j``: ``(c_j - c_j) + m_j/||m_j||``.
+       Block 4 then removes the old ``c_j``: ``(c_j - c_j) + mu_j/||mu_j||``.
 
     Blocks 2 and 4 are Theorem 2.1's exact resets. This equals
     :func:`kmt_ref.spherical_kmeans`: labels exactly, centers to ~1e-16.

@@ -31,9 +31,21 @@ __all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "trimme
 # The classical algorithm (plain NumPy)
 # ==========================================================================
 def _best_prefix(z_desc):
-    """Smallest s maximising (S_s - 1)/s for scores sorted in descending order."""
-    values = (np.cumsum(z_desc) - 1.0) / np.arange(1, z_desc.size + 1)
-    return int(np.argmax(values)) + 1  # argmax: first (smallest) maximiser
+    """The number ``s*`` of members kept, for scores sorted in descending order.
+
+    ``tau = max_s (S_s - 1)/s`` (``S_s`` the partial sums); ``s*`` is the
+    number of scores ``>= tau`` if ``tau > z_(1) - 1``, else 1 (a unique best
+    member at least 1 above the rest). That is the largest maximiser of
+    ``(S_s - 1)/s`` unless 1 is a maximiser: the alpha -> inf limit of
+    alpha-normmax at ties, the rule of
+    :func:`kmt_ref.core.sparse.infinity_normmax_support` (proof in
+    :func:`kmt_ref.core.sparse.normmax`), with the same comparisons.
+    (Before issue 10 it was the smallest maximiser, which is not that limit.)
+    """
+    tau = np.max((np.cumsum(z_desc) - 1.0) / np.arange(1, z_desc.size + 1))
+    if tau > z_desc[0] - 1.0:
+        return int(np.count_nonzero(z_desc >= tau))
+    return int(np.count_nonzero(z_desc > tau))
 
 
 def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):

@@ -1,7 +1,7 @@
 """Attention normalizers: maps from a column of scores to the probability simplex.
 
 Every normalizer here takes a score array ``S`` and normalizes along ``axis``
-(default ``0``, the *key* axis of the paper's ``S`` in R^{r x q}: each column
+(default ``0``, the *key* axis of the scores ``S`` in R^{r x q}: each column
 belongs to one query and its weights sum to one). The attention code calls them
 with ``axis=-2`` so that a leading batch axis ``(B, r, q)`` works unchanged.
 
@@ -13,17 +13,23 @@ SPEC.md §2 fixes the definitions:
 ``hardmax``        gamma = inf with ties to the **lowest** key index (the same
                    rule as ``np.argmin`` in Lloyd's algorithm).
 ``hardmax_average`` gamma = inf with weight spread uniformly over tied maxima
-                   (the form the paper's theory uses).
+                   (the gamma -> inf limit of softmax).
 ``linear``         normalized linear attention ``s / sum(s)`` for s >= 0.
 ``sparsemax``      Euclidean projection of ``gamma * s`` onto the simplex
                    (Martins & Astudillo 2016), sort-based.
 ``normmax``        alpha-normmax of ``gamma * s`` (Santos et al. 2024, the
                    ``entmax`` package's definition): bisection for finite
-                   ``alpha > 1``, closed form for ``alpha = inf``.
+                   ``alpha > 1``, closed form for ``alpha = inf`` (at ties,
+                   the alpha -> inf limit: :mod:`kmt_ref.core.sparse`).
 ``gumbel``         Gumbel-softmax of the logits ``gamma * s`` driven by a
                    ``numpy.random.Generator``; ``hard=True`` is the one-hot
-                   Gumbel-max sample.
+                   Gumbel-max sample. Its temperature is the parameter
+                   ``tau`` (a name kept for compatibility); in every
+                   docstring the symbol tau means the simplex threshold.
 =================  ==========================================================
+
+``sparsemax`` and ``normmax`` live in :mod:`kmt_ref.core.sparse` with their
+proofs and are re-exported here.
 
 How ``gamma`` enters: every normalizer here sees the scores ``gamma * s``
 (the attention code passes raw scores and ``gamma`` separately). For the
@@ -61,13 +67,13 @@ it to the registry.
 """
 from __future__ import annotations
 
-import numbers
 
 import numpy as onp
 import autograd.numpy as np
 from autograd.tracer import getval, isbox
 
 from ..validation import as_scores, check_finite, check_gamma, check_nonnegative_scores, check_score_max
+from .sparse import _as_float_scores, _average_of_maxima, _scaled_shifted, normmax, simplex_threshold, sparsemax
 
 __all__ = [
     "softmax",
@@ -117,8 +123,8 @@ def softmax(S, gamma=1.0, axis=0, rng=None):
     ``softmax_gamma(s)_j = exp(gamma (s_j - max s)) / sum_l exp(gamma (s_l - max s))``.
     The maximum is subtracted *before* multiplying by ``gamma``, so no product
     ``gamma * s`` is ever formed: for ``gamma`` up to 1e12 no overflow, no NaN,
-    and the largest entry has ``exp(0) = 1``. Paper: §2, the softmax of the
-    attention score with the temperature ``gamma`` of Theorem 2.1.
+    and the largest entry has ``exp(0) = 1``. The softmax of the attention
+    score with the temperature ``gamma`` of Theorem 2.1 (as the project brief states it).
     """
     g = check_gamma(getval(gamma))  # gamma itself (maybe traced) is what enters the product
     traced = isbox(S)
@@ -180,7 +186,7 @@ def hardmax_average(S, gamma=None, axis=0, rng=None):
     Notes
     -----
     ``lim_{gamma->inf} softmax(gamma s) = 1[s = max s] / #{l : s_l = max s}``:
-    this is the hardmax the paper's theory uses. It differs from
+    this is the hardmax of Theorem 2.1's block 3. It differs from
     :func:`hardmax` exactly when the maximum is attained more than once.
     Block 3 of Theorem 2.1 needs this form: all members of a cluster tie at
     score 0 and must share the weight equally, which gives their mean.
@@ -188,14 +194,6 @@ def hardmax_average(S, gamma=None, axis=0, rng=None):
     if gamma is not None:
         check_gamma(getval(gamma))
     return _average_of_maxima(as_scores(getval(S), axis, who="hardmax_average"), axis, "hardmax_average")
-
-
-def _average_of_maxima(S, axis, who):
-    """:func:`hardmax_average` of a checked ndarray ``S`` (the score values are checked here)."""
-    M = onp.max(S, axis=axis, keepdims=True)
-    check_score_max(M, S, axis, who=who)
-    top = S == M
-    return top / onp.sum(top, axis=axis, keepdims=True)
 
 
 def linear(S, gamma=None, axis=0, rng=None):
@@ -207,7 +205,7 @@ def linear(S, gamma=None, axis=0, rng=None):
 
     Notes
     -----
-    The paper's own center update (block 3 of Theorem 2.1) uses this form with
+    The authors' center update (block 3; their ``cnst_model.py``, ``ldp=True``) uses this form with
     scores ``e_j . y_i`` (1 for members, 0 otherwise): it gives the exact mean
     at any gamma. A slice that sums to zero (a cluster with no member) has no
     defined weights; it yields all-zero weights here, and
@@ -227,189 +225,6 @@ def linear(S, gamma=None, axis=0, rng=None):
         check_nonnegative_scores(Sv, total, who="linear")
     safe = np.where(total == 0, 1.0, total)
     return S / safe
-
-
-# --------------------------------------------------------------------------
-# Sparse normalizers: sparsemax and alpha-normmax (SPEC §2)
-# --------------------------------------------------------------------------
-def _check_alpha(alpha):
-    """``alpha`` of normmax: a real number > 1, or ``inf``."""
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"alpha must be a real number > 1 (or inf), got {alpha!r} ({type(alpha).__name__})")
-    alpha = float(alpha)
-    if onp.isnan(alpha) or alpha <= 1.0:
-        raise ValueError(f"alpha={alpha!r} should be > 1 (alpha = 1 would be softmax; use normalizer='softmax')")
-    return alpha
-
-
-def _as_float_scores(S, axis, who):
-    """Checked scores as a float64 ndarray (the values are checked by the caller)."""
-    return onp.asarray(as_scores(S, axis, who=who), dtype=float)
-
-
-def _scaled_shifted(S, gamma, axis, who):
-    """``gamma * (s - max s)`` along ``axis`` of float scores: every entry <= 0, the maxima exactly 0.
-
-    The maximum is subtracted before the product, so no ``gamma * s`` is ever
-    formed (no overflow for gamma up to 1e12 and scores of any size). Checks
-    the score values (a -inf mask stays -inf, also at ``gamma = 0``).
-    """
-    M = onp.max(S, axis=axis, keepdims=True)
-    check_score_max(M, S, axis, who=who)
-    Z = S - M
-    if gamma != 1.0:
-        with onp.errstate(over="ignore", invalid="ignore"):  # gamma * z = -inf only far below the maximum
-            Z = gamma * Z
-        if gamma == 0:
-            Z[onp.isnan(Z)] = -onp.inf  # 0 * (-inf): a masked score stays masked
-    return Z
-
-
-def simplex_threshold(Z, axis=0):
-    r"""The threshold ``tau`` of the Euclidean projection of ``z`` onto the simplex.
-
-    Parameters
-    ----------
-    Z : ndarray
-        Scores; the threshold is computed along ``axis``.
-    axis : int
-
-    Returns
-    -------
-    tau : ndarray, the shape of ``Z`` with ``axis`` kept as length 1.
-
-    Notes
-    -----
-    With ``z_(1) >= z_(2) >= ...`` sorted and ``S_s = z_(1) + ... + z_(s)``,
-    ``tau = max_s (S_s - 1) / s`` (Held, Wolfe & Crowder 1974; the same number
-    as Martins & Astudillo's ``(S_{k(z)} - 1) / k(z)``). It is the sparsemax
-    threshold, ``sparsemax(z) = [z - tau]_+``, and the alpha = inf normmax
-    keeps exactly ``{i : z_i > tau}``. ``max z - 1 <= tau < max z``, so the
-    support is never empty. Entries with equal scores are always on the same
-    side of ``tau``.
-    """
-    Zs = -onp.sort(-Z, axis=axis)  # descending along axis
-    csum = onp.cumsum(Zs, axis=axis)
-    shape = [1] * Z.ndim
-    shape[axis] = Z.shape[axis]
-    s = onp.arange(1, Z.shape[axis] + 1).reshape(shape)
-    return onp.max((csum - 1.0) / s, axis=axis, keepdims=True)
-
-
-def sparsemax(S, gamma=1.0, axis=0, rng=None):
-    r"""Sparsemax (Martins & Astudillo 2016): projection of ``gamma * s`` onto the simplex.
-
-    Parameters
-    ----------
-    S : ndarray, shape (..., r, q) (or any shape)
-        Scores; normalized along ``axis``.
-    gamma : float
-        ``0 <= gamma <= inf``; the projected vector is ``gamma * s``.
-        ``gamma = 0`` gives the uniform distribution, ``gamma = inf`` its
-        limit :func:`hardmax_average` (uniform on the maxima).
-    axis : int
-    rng : ignored
-
-    Returns
-    -------
-    W : ndarray, same shape as ``S``
-        ``W = argmin_{p in simplex} ||p - gamma s||^2``: non-negative, sums to
-        one along ``axis``, usually with exact zeros.
-
-    Notes
-    -----
-    Sort-based algorithm (Martins & Astudillo 2016, Alg. 1):
-    ``sparsemax(z)_i = [z_i - tau(z)]_+`` with ``tau`` from
-    :func:`simplex_threshold`. Golden values (SPEC §2):
-    ``[0, .25, .5, .75, 1] -> [0, 0, 1/12, 1/3, 7/12]``,
-    ``[1, 1, 0] -> [.5, .5, 0]``, ``[3, 1, 0] -> [1, 0, 0]``.
-    Shift invariant; ties get equal weight; length 1 gives ``[1]``.
-    Used by robust k-means (SPEC §5).
-    """
-    gamma = check_gamma(gamma)
-    S = _as_float_scores(S, axis, "sparsemax")
-    if gamma == onp.inf:
-        return _average_of_maxima(S, axis, "sparsemax")
-    Z = _scaled_shifted(S, gamma, axis, "sparsemax")
-    W = onp.maximum(Z - simplex_threshold(Z, axis), 0.0)
-    return W / onp.sum(W, axis=axis, keepdims=True)  # exact sum 1 (it is 1 up to rounding)
-
-
-def _normmax_bisect(Z, alpha, axis, max_iter=200):
-    """Finite-alpha normmax of Z (max along axis is 0) by bisection on tau."""
-    r = Z.shape[axis]
-    # tau_lo: q_max = 1, sum q^alpha >= 1;  tau_hi: every q <= 1/r, sum q^alpha <= 1
-    tau_lo = onp.full(onp.max(Z, axis=axis, keepdims=True).shape, -1.0)
-    tau_hi = onp.full(tau_lo.shape, -((1.0 / r) ** (alpha - 1.0)))
-    power = alpha / (alpha - 1.0)  # q^alpha = [z - tau]_+^(alpha / (alpha - 1))
-    for _ in range(max_iter):
-        mid = 0.5 * (tau_lo + tau_hi)
-        if onp.all((mid == tau_lo) | (mid == tau_hi)):
-            break  # the interval is one ulp wide everywhere
-        f = onp.sum(onp.maximum(Z - mid, 0.0) ** power, axis=axis, keepdims=True) - 1.0
-        up = f >= 0
-        tau_lo = onp.where(up, mid, tau_lo)
-        tau_hi = onp.where(up, tau_hi, mid)
-    Q = onp.maximum(Z - tau_lo, 0.0) ** (1.0 / (alpha - 1.0))  # tau_lo < 0 = max z: q_max > 0
-    return Q / onp.sum(Q, axis=axis, keepdims=True)
-
-
-def normmax(S, gamma=1.0, axis=0, rng=None, alpha=2.0):
-    r"""alpha-normmax (Santos et al. 2024) of ``gamma * s``, the ``entmax`` package's definition.
-
-    Parameters
-    ----------
-    S : ndarray, shape (..., r, q) (or any shape)
-        Scores; normalized along ``axis``.
-    gamma : float
-        ``0 <= gamma <= inf``; the map is applied to ``gamma * s``.
-        ``gamma = inf`` gives the limit :func:`hardmax_average`.
-    axis : int
-    rng : ignored
-    alpha : float
-        ``alpha > 1``, or ``inf`` (the closed form). ``alpha <= 1`` raises
-        ``ValueError``.
-
-    Returns
-    -------
-    W : ndarray, same shape as ``S``; on the simplex along ``axis``.
-
-    Notes
-    -----
-    ``normmax_alpha(z) = argmax_{p in simplex} <p, z> - ||p||_alpha``.
-
-    *Finite alpha* (as ``entmax.normmax_bisect``): the optimality conditions
-    give ``p = q / sum(q)`` with ``q_i = [z_i - tau]_+^{1/(alpha-1)}`` and
-    ``sum_i q_i^alpha = 1``; ``tau`` is found by bisection on
-    ``[max z - 1, max z - (1/r)^{alpha-1}]`` until the bracket is one ulp wide
-    (at most 200 halvings).
-
-    *alpha = inf*: ``<p, z> - max_i p_i`` is maximised by the uniform
-    distribution on the ``s*`` largest scores, ``s* = argmax_s (S_s - 1)/s``
-    (``S_s`` the sum of the ``s`` largest). When several ``s`` attain the
-    maximum the optimum is not unique; this function returns the **smallest**
-    ``s*``, which is the limit of the finite-alpha solutions as
-    ``alpha -> inf`` (the entries left out sit exactly at the threshold). It is
-    computed as the uniform distribution on ``{i : z_i > tau}``, ``tau`` from
-    :func:`simplex_threshold` (the same support as sparsemax), so equal scores
-    are always kept or dropped together.
-
-    Golden values (``entmax``'s own test, SPEC §2): ``z = [0, .25, .5, .75, 1]``;
-    alpha = 2 -> ``[0, .0239, .1746, .3254, .4761]``; alpha = 1000 ->
-    ``[0, 0, .3330, .3334, .3336]``; alpha = inf -> ``[0, 0, 1/3, 1/3, 1/3]``.
-    Shift invariant. Used by trimmed k-means (SPEC §5): with alpha = inf a
-    center keeps the uniform mean of its ``s*`` best-scored members.
-    """
-    alpha = _check_alpha(alpha)
-    gamma = check_gamma(gamma)
-    S = _as_float_scores(S, axis, "normmax")
-    if gamma == onp.inf:
-        return _average_of_maxima(S, axis, "normmax")
-    Z = _scaled_shifted(S, gamma, axis, "normmax")
-    if alpha == onp.inf:
-        keep = Z > simplex_threshold(Z, axis)  # contains every maximum (z = 0 > tau)
-        return keep / onp.sum(keep, axis=axis, keepdims=True)
-    return _normmax_bisect(Z, alpha, axis)
 
 
 # --------------------------------------------------------------------------
@@ -473,9 +288,10 @@ def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
     hard : bool
         ``True``: one-hot on ``argmax(gamma s + g)`` (ties to the lowest
         index), a sample from ``softmax(gamma s)``. ``False``: the relaxed
-        sample ``softmax((gamma s + g) / tau)``.
+        sample ``softmax((gamma s + g) / T_G)``, ``T_G`` = the parameter ``tau``.
     tau : float
-        Temperature of the relaxed sample (``> 0``; ignored when ``hard``).
+        The temperature ``T_G`` of the relaxed sample (``> 0``; ignored when
+        ``hard``); not the simplex threshold tau of :mod:`kmt_ref.core.sparse`.
     noise : ndarray, shape of ``S``, optional
         Use this noise instead of drawing it (for tests: ``noise = 0`` turns the
         sampler into a deterministic argmax).
@@ -489,7 +305,7 @@ def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
     Gumbel-max trick (Gumbel 1954; Maddison et al. 2014):
     ``P[argmax_i (z_i + g_i) = j] = softmax(z)_j`` for i.i.d. standard Gumbel
     ``g_i``. Gumbel-softmax (Jang et al. 2017; Maddison et al. 2017) replaces
-    the argmax by ``softmax(./tau)``. Shift invariant for a fixed noise draw.
+    the argmax by ``softmax(./T_G)``. Shift invariant for a fixed noise draw.
     """
     gamma = check_gamma(gamma)
     S = _as_float_scores(S, axis, "gumbel")

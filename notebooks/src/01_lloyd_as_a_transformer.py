@@ -1,8 +1,8 @@
 # %% [markdown]
 # # 01 — Lloyd's algorithm *is* a transformer layer
 #
-# This notebook steps through **Theorem 2.1** of Park, Clarkson, Horesh, Ram, Ito,
-# *Transformer Circuits Can Realize Clustering Algorithms* (arXiv 2506.19125, ICML 2026):
+# This notebook steps through **Theorem 2.1** of *Transformer Circuits Can Realize Clustering
+# Algorithms* (arXiv 2506.19125; the title as in the authors' README, `rithram/kmeans-trf`):
 # an encoder–decoder layer with four attention blocks and hand-set weights performs **one
 # iteration of Lloyd's algorithm**, exactly, when the attention is in its γ = ∞ (hardmax) limit.
 #
@@ -18,7 +18,10 @@
 #
 # Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions the paper
 # leaves open (ties, empty clusters) are the project's own and are fixed in `docs/SPEC.md` §3.
-# *Remarks by the annotator are in italics*; equations are the paper's.
+# *Remarks by the annotator are in italics*. The paper's own text was not available to us: the
+# theorem is stated as the project brief gives it, and the weights and the validation protocol are
+# read from the authors' code (`cnst_model.py`, `numerical_validation.ipynb`). The equations here are
+# the project's transcription (SPEC §1 and §3), not quotations.
 
 # %%
 import numpy as np
@@ -40,7 +43,7 @@ print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
 # ## 1. A small 2-D example and Lloyd's algorithm
 #
 # Three Gaussian clusters of 8 points in [0, 1]², shuffled; the initial centers are the first
-# k = 3 points (the paper's protocol, SPEC §3). Lloyd's iteration (paper §2, eqs. (1)–(2)):
+# k = 3 points (the authors' protocol in `numerical_validation.ipynb`, SPEC §3). Lloyd's iteration:
 #
 # $$\ell_i^{(t)} = \arg\min_j \|x_i - c_j^{(t)}\|^2 \quad(\text{ties: lowest } j),\qquad
 #   c_j^{(t+1)} = \operatorname{mean}\{x_i : \ell_i^{(t)} = j\}.$$
@@ -67,7 +70,7 @@ fig.tight_layout()
 #
 # ## 2. Tokens
 #
-# Paper §2 / SPEC §1: encoder (point) tokens $\bar X = [X; Y] \in \mathbb R^{(d+k)\times n}$ with
+# The project brief / SPEC §1: encoder (point) tokens $\bar X = [X; Y] \in \mathbb R^{(d+k)\times n}$ with
 # $Y^{(0)} = 0$, decoder (center) tokens $\bar C = [C; I_k] \in \mathbb R^{(d+k)\times k}$.
 # The project appends one **type flag** row (0 for points, 1 for centers) so that an empty cluster
 # behaves exactly like Lloyd's "keep" policy (section 6 below; SPEC §3, "(open)": the project's own
@@ -86,7 +89,7 @@ assert np.array_equal(Cbar[emb.rows("y")], np.eye(k))           # I_k
 assert np.array_equal(Cbar[emb.rows("flag")], np.ones((1, k)))  # centers are flagged
 
 # %% [markdown]
-# ## 3. The layer (Theorem 2.1, eq. (5))
+# ## 3. The layer (Theorem 2.1; the brief says its weights are defined in the paper's eq. (5))
 #
 # $$\bar X' = \bar X + A(\bar X, \bar C; Q_1, K_1, V_1) + A(\bar X, \bar X; Q_2, K_2, V_2)$$
 # $$\bar C' = \bar C + A(\bar C, \bar X'; Q_3, K_3, V_3) + A(\bar C, \bar C; Q_4, K_4, V_4)$$
@@ -241,7 +244,7 @@ for t in range(trf.n_steps):
 # %% [markdown]
 # ## 7. An empty cluster, kept thanks to the flag token
 #
-# The paper assumes no cluster ever empties. Lloyd's algorithm in `kmt_ref` keeps an empty
+# The authors' construction has no rule for an empty cluster. Lloyd's algorithm in `kmt_ref` keeps an empty
 # cluster's center where it was (policy `"keep"`, SPEC §3). Here the third initial center is far
 # from every point, so its cluster is empty from the start.
 
@@ -263,7 +266,7 @@ assert W3_e[6 + 2, 2] == 1.0                                         # all weigh
 # %% [markdown]
 # Block 3's scores for the empty center are −2 against every point and −1 against its own token
 # (whose key carries the flag), so the hardmax puts all the weight on itself and $c_j$ is kept.
-# Without the center tokens among the keys — the paper's block 3 over points only — all points tie at −2
+# Without the center tokens among the keys — block 3 over points only, as in the authors' code — all points tie at −2
 # and the empty center jumps to the mean of **all** points:
 
 # %%
@@ -275,7 +278,7 @@ params_e, emb_e = lloyd_weights(2, 3)
 tr_points_only = run_layers(X_e, params_e, layer_points_only, emb_e, C0_e, 1)
 print("center 2 after one layer:", tr_points_only.centers[1][:, 2], "= mean of all points", X_e.mean(axis=1))
 assert np.allclose(tr_points_only.centers[1][:, 2], X_e.mean(axis=1))
-# the paper's own center update (normalized linear attention) has no answer for an empty cluster:
+# the authors' center update (normalized linear attention, `cnst_model.py` `ldp=True`) has no answer for an empty cluster:
 try:
     kmeans_transformer(X_e, C0_e, 1, center_update="linear")
 except EmptyClusterError as err:
@@ -287,7 +290,8 @@ except EmptyClusterError as err:
 # At finite γ, block 1 is a softmax: point $i$ writes
 # $y_{ij} = \exp(-\gamma\|x_i - c_j\|^2) / \sum_l \exp(-\gamma\|x_i - c_l\|^2)$, a *soft* assignment.
 # The match with Lloyd then depends on the gap between the nearest and second-nearest center
-# relative to $1/\gamma$ (SPEC §3). The paper's validation used γ = 10⁴ on 10,000 points
+# relative to $1/\gamma$ (SPEC §3). The authors' validation (`numerical_validation.ipynb`; the brief
+# also gives γ = 10⁴) used γ = 10⁴ on 10,000 points
 # (`python -m kmt_ref demo` reproduces it; figure 2 in `figures/` sweeps γ, scale, d, k, n).
 
 # %%
@@ -328,7 +332,7 @@ fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Ll
 # 4. **Reset blocks at finite γ.** Run `kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50.)`.
 #    Plot the attention matrix of block 2 (`record=True`). Why does a finite-γ block 2 mix the `y` of
 #    neighbouring points, and why did the authors' validation run blocks 2 and 4 as exact identity attention?
-# 5. **The paper's center update.** Replace block 3 by normalized linear attention
+# 5. **The authors' center update.** Replace block 3 by normalized linear attention
 #    (`center_update="linear"`). Show it equals Lloyd's means at *any* γ on the toy example, then construct
 #    an input on which it raises `EmptyClusterError` after the second layer, not the first.
 # 6. **Count the exactly one-hot columns by hand.** For γ = 10⁴ on `kmt_ref.data.validation_data()`,

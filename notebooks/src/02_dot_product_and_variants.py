@@ -8,17 +8,19 @@
 # 1. **Theorem 2.2** — plain dot-product attention is enough if every token carries its squared
 #    norm and a feed-forward block with the rectified quadratic unit ReQU(z) = max(z, 0)² keeps the
 #    centers' norms up to date (SPEC §4).
-# 2. **Soft k-means** — a finite inverse temperature β in the assignment block and the paper's
-#    normalized linear attention in the update block (SPEC §5).
+# 2. **Soft k-means** — a finite inverse temperature β in the assignment block and the authors'
+#    normalized linear attention in the update block (their `cnst_model.py`, `ldp=True`) (SPEC §5).
 # 3. **Spherical k-means** — unit-norm data, cosine scores in the assignment block, RMSNorm on the
-#    update (SPEC §5).
+#    update (SPEC §5; its placement is the project's choice, **(open)**).
 #
 # Every transformer below is run by the one generic layer `kmt_ref.core.attention.layer_forward`; each is
 # checked against a classical reference written independently (`kmt_ref.lloyd`, `kmt_ref.soft_kmeans`,
 # `kmt_ref.spherical_kmeans`). Tokens are **columns**: X is (d, n), C is (d, k).
 #
-# *Annotator's remark:* the construction of Theorem 2.2 given here (which rows, which weights, the
-# empty-cluster token) is the project's own; the paper states the theorem and the idea.
+# *Annotator's remark:* Theorem 2.2 is stated here as the project brief gives it (dot-product attention
+# runs k-means exactly when the tokens carry their squared norms and a ReQU feed-forward block updates
+# them). The explicit construction (token layout, weights, the empty-cluster token, block 2) is the
+# project's own (SPEC §4, "(open)"); the authors' code has no Theorem 2.2 model.
 
 # %%
 import numpy as np
@@ -45,7 +47,7 @@ print(f"X: {X.shape}, C0: {C0.shape}")
 # ## 1. The squared-norm trick
 #
 # Theorem 2.1 scores center j for point i by the negative squared distance. Expanding it
-# (paper §2, Theorem 2.2; SPEC §4):
+# (the idea of Theorem 2.2 as the project brief states it; SPEC §4):
 #
 # $$-\|x_i - c_j\|^2 = \underbrace{-\|x_i\|^2}_{\text{same for every } j} + 2\,x_i\cdot c_j - \|c_j\|^2 .$$
 #
@@ -113,7 +115,7 @@ assert np.array_equal(Cbar_fresh[emb.rows("norm")][0], np.sum(C_new**2, axis=0))
 # %% [markdown]
 # ## 3. Theorem 2.2 is Lloyd's algorithm
 #
-# One layer = one Lloyd iteration (paper Theorem 2.2): block 1 assigns by the norm-trick scores, block 2
+# One layer = one Lloyd iteration (Theorem 2.2, by the project's construction): block 1 assigns by the norm-trick scores, block 2
 # removes the old assignment, block 3 averages the members (scores $e_j\cdot y_i$ = 1 for members),
 # block 4 removes the old center and its norm, the FFN writes the new norm. An **empty** cluster keeps
 # its center through a default token: block 3's key for a center token is $e_l - \tfrac12\mathbf 1$, so
@@ -148,8 +150,8 @@ fig.tight_layout()
 #
 # ## 4. Soft k-means: a finite β in block 1
 #
-# Keep Theorem 2.1's distance scores but stop at a finite inverse temperature β, and use the paper's
-# normalized *linear* attention for the update (SPEC §5, soft k-means):
+# Keep Theorem 2.1's distance scores but stop at a finite inverse temperature β, and use the authors'
+# normalized *linear* attention for the update (their `cnst_model.py`, `ldp=True`) (SPEC §5, soft k-means):
 #
 # $$r_{ij} = \frac{\exp(-\beta\|x_i - c_j\|^2)}{\sum_l \exp(-\beta\|x_i - c_l\|^2)},\qquad
 # c_j' = \frac{\sum_i r_{ij}\,x_i}{\sum_i r_{ij}} .$$
@@ -189,13 +191,17 @@ print("beta = 1e-9: after one layer every center is the data mean", X.mean(axis=
 #
 # Dhillon & Modha's spherical k-means clusters *directions*: points and centers live on the unit
 # sphere, a point joins the center of largest cosine, and the new center is the normalized sum of
-# its members (SPEC §5):
+# its members (SPEC §5; $m_j$ is the number of members, $\mu_j$ their mean):
 #
-# $$l_i = \arg\max_j x_i\cdot c_j,\qquad c_j' = \frac{m_j}{\|m_j\|},\quad m_j = \sum_{l_i = j} x_i .$$
+# $$l_i = \arg\max_j x_i\cdot c_j,\qquad c_j' = \frac{\mu_j}{\|\mu_j\|},\quad \mu_j = \frac{1}{m_j}\sum_{l_i = j} x_i ,\quad m_j = |\{i : l_i = j\}|$$
+#
+# (the member mean $\mu_j$ has the direction of the member sum, Dhillon & Modha's concept vector).
 #
 # The transformer changes three things in Theorem 2.1: the embedding scales every point to unit
-# length, block 1 uses dot-product scores (cosines), and block 3's output $[\bar m_j; 0]$ goes
-# through RMSNorm without centering and gain $1/\sqrt{d_{emb}}$, which is exactly $\bar m_j/\|\bar m_j\|$.
+# length, block 1 uses dot-product scores (cosines), and block 3's output $[\mu_j; 0]$ goes
+# through RMSNorm without centering and gain $1/\sqrt{d_{emb}}$, which is exactly $[\mu_j/\|\mu_j\|; 0]$.
+# *Where* the RMSNorm sits (on block 3's output, with that gain) is the project's choice **(open)**:
+# the project brief says only "dot-product attention and token-wise normalization (e.g. RMSNorm)".
 # The data: three groups of directions on the circle, with random lengths (which must not matter).
 
 # %%

@@ -69,3 +69,20 @@ def test_kmedoids_sampling_frequencies_chi_square():
         c = randomized_kmedoids_transformer(X, C0, 1, gamma, rng).centers[1, 0, 0]
         counts[np.flatnonzero(X[0] == c)[0]] += 1
     assert chisquare(counts, draws * p).pvalue > 1e-3
+
+
+def test_kmedoids_large_gamma_picks_the_medoid_of_squared_distances():
+    """The docstring's identity: sum_l ||x_i - x_l||^2 = m ||x_i - mu||^2 + const over the members,
+    so the point nearest the mean is the medoid (minimal total squared distance), and a large gamma
+    draws it. One cluster (k = 1), skewed data so that mean and medoid are not trivially the same."""
+    rng = np.random.default_rng(4)
+    X = rng.exponential(size=(2, 25))
+    mu = X.mean(axis=1, keepdims=True)
+    total = ((X[:, :, None] - X[:, None, :]) ** 2).sum(axis=(0, 2))      # (n,) sum_l ||x_i - x_l||^2
+    to_mean = ((X - mu) ** 2).sum(axis=0)
+    const = ((X - mu) ** 2).sum()
+    np.testing.assert_allclose(total, X.shape[1] * to_mean + const, rtol=1e-12)
+    medoid = int(np.argmin(total))
+    assert medoid == int(np.argmin(to_mean))
+    tr = randomized_kmedoids(X, X[:, [0]], 1, 1e6, np.random.default_rng(0))
+    assert tr.info["medoids"][0, 0] == medoid

@@ -18,3 +18,59 @@ def test_robust_toy():
         np.testing.assert_allclose(fn(X, C_TOY, 1, 0.5).centers[1], [[0.25]], atol=1e-15)
         # gamma = 1: z = [0, -1], tau = -1: the far point gets weight exactly 0
         np.testing.assert_allclose(fn(X, C_TOY, 1, 1.0).centers[1], [[0.0]], atol=0)
+
+
+# --------------------------------------------------------------------------
+# the authors' rule, transcribed independently from their code
+# --------------------------------------------------------------------------
+def _authors_rkm_centers(X, C0, n_iter, inv_temp=0.01):
+    """A NumPy transcription of ``utils.rkm_iters`` in ``rithram/kmeans-trf`` (read, not copied).
+
+    Their loop, per iteration (rows are points there; columns here): squared distances to the
+    centers, ``sqd, assign = min over centers``; for each non-empty cluster the new center is
+    ``sparsemax(-inv_temp * sqd[members] / sqrt(d)) @ X[members]`` (``entmax.sparsemax``); an
+    empty cluster becomes NaN and is then replaced by a random data point. This transcription
+    stops at an empty cluster (the cases below have none): there kmt_ref keeps the center instead.
+    Sparsemax is computed here by bisection on the threshold, a third independent form.
+    """
+    d = X.shape[0]
+    C = C0.copy()
+    out = [C.copy()]
+    for _ in range(n_iter):
+        sqdist = ((X[:, :, None] - C[:, None, :]) ** 2).sum(axis=0)  # (n, k)
+        assign = sqdist.argmin(axis=1)
+        sqd = sqdist[np.arange(X.shape[1]), assign]
+        new = np.empty_like(C)
+        for j in range(C.shape[1]):
+            members = assign == j
+            assert members.any(), "the authors re-seed an empty cluster at random; not compared"
+            z = -inv_temp * sqd[members] / np.sqrt(d)
+            lo, hi = z.max() - 1.0, z.max()
+            for _ in range(200):  # sum [z - t]_+ = 1, decreasing in t
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if np.maximum(z - mid, 0.0).sum() >= 1.0 else (lo, mid)
+            p = np.maximum(z - lo, 0.0)
+            new[:, j] = X[:, members] @ (p / p.sum())
+        C = new
+        out.append(C.copy())
+    return np.array(out)
+
+
+def test_robust_matches_the_authors_rkm_iters_transcribed():
+    """kmt_ref's robust rule is the authors' utils.rkm_iters (same assignment, same sparsemax of
+    -gamma ||x - c||^2 / sqrt(d) over the members, the weighted sum as the center); they differ only
+    for an empty cluster (theirs: a random point; ours: keep). Agreement to rounding (1e-12) on
+    data with outliers, at their default gamma = 0.01 and at gammas that trim."""
+    rng = np.random.default_rng(7)
+    d, k = 3, 3
+    means = np.array([[0.0, 0.0, 0.0], [6.0, 0.0, 0.0], [0.0, 6.0, 0.0]]).T
+    X = np.concatenate([means[:, [j]] + rng.normal(size=(d, 40)) for j in range(k)], axis=1)
+    X = np.concatenate([X, rng.uniform(-30, 30, size=(d, 6))], axis=1)  # outliers
+    C0 = X[:, [0, 40, 80]] + 0.5
+    for gamma in (0.01, 1.0, 5.0):
+        ours = robust_kmeans(X, C0, 5, gamma).centers
+        theirs = _authors_rkm_centers(X, C0, 5, gamma)
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12 * np.abs(X).max(), err_msg=f"gamma={gamma}")
+    # at gamma = 5 sparsemax really drops members: the centers are not Lloyd's means
+    from kmt_ref.algorithms.lloyd import lloyd
+    assert not np.allclose(robust_kmeans(X, C0, 1, 5.0).centers[1], lloyd(X, C0, 1).centers[1])

@@ -196,10 +196,50 @@ def test_normmax_tends_to_closed_form(seed):
     np.testing.assert_array_equal(limit > 0, normmax(z, alpha=1e6) > 1e-3)
 
 
-def test_normmax_inf_tie_picks_smallest_support():
-    """z = [1, 0]: every p with p_1 >= 1/2 is optimal; the limit of finite alpha is [1, 0]."""
-    np.testing.assert_array_equal(normmax(np.array([1.0, 0.0]), alpha=np.inf), [1.0, 0.0])
-    np.testing.assert_allclose(normmax(np.array([1.0, 0.0]), alpha=50.0), [1.0, 0.0], atol=1e-12)
+def test_normmax_inf_tie_at_the_top_gap_one_is_one_hot():
+    """z = [1, 0] and [1, 0, 0]: every s ties (the top is exactly 1 above the rest); the finite
+    solution is the one-hot at every alpha (Proof 2, case |A| = 1), and so is the limit."""
+    for z in (np.array([1.0, 0.0]), np.array([1.0, 0.0, 0.0])):
+        one_hot = np.eye(z.size)[0]
+        np.testing.assert_array_equal(normmax(z, alpha=np.inf), one_hot)
+        for a in (2.0, 50.0, 1e7):
+            np.testing.assert_allclose(normmax(z, alpha=a), one_hot, atol=1e-12)
+
+
+# (scores, the alpha -> inf limit): ties between several maximisers s of (S_s - 1)/s with |A| >= 2
+TIES = [
+    ([1.0, 0.8, 0.4], [1 / 3, 1 / 3, 1 / 3]),            # s = 2, 3 tie: the issue's example
+    ([1.0, 0.8, 0.4, 0.4, -3.0], [0.25, 0.25, 0.25, 0.25, 0.0]),  # s = 2, 3, 4 tie
+    ([0.5, 0.5, 0.0, -1.0], [1 / 3, 1 / 3, 1 / 3, 0.0]),  # s = 2, 3 tie, tied maximum
+    ([0.0, 0.25, 0.5, 0.75, 1.0], [0, 0, 1 / 3, 1 / 3, 1 / 3]),  # no tie (the golden value)
+]
+
+
+@pytest.mark.parametrize("z,limit", TIES)
+def test_normmax_inf_at_ties_is_the_limit_of_large_finite_alpha(z, limit):
+    """The closed form is the largest maximiser s* (Proof 2, case |A| >= 2), and the bisection
+    approaches it: the error shrinks with alpha and is below 1e-6 at alpha = 1e7. The smallest
+    maximiser (the rule before issue 10: [1/2, 1/2, 0] for the first case) is not the limit."""
+    z, limit = np.array(z), np.array(limit)
+    np.testing.assert_array_equal(normmax(z, alpha=np.inf), limit)
+    errors = [np.abs(normmax(z, alpha=a) - limit).max() for a in (1e3, 1e5, 1e7)]
+    assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-6, errors
+    np.testing.assert_array_equal(normmax(z, alpha=np.inf) > 0, normmax(z, alpha=1e7) > 1e-3)
+    # a reordering changes nothing; the support is {z >= tau}, decided on z - max z
+    perm = np.random.default_rng(0).permutation(z.size)
+    np.testing.assert_array_equal(normmax(z[perm], alpha=np.inf), limit[perm])
+    shifted = z - z.max()
+    np.testing.assert_array_equal(normmax(z, alpha=np.inf) > 0, shifted >= simplex_threshold(shifted)[0])
+
+
+def test_sparsemax_threshold_solves_the_kkt_equation():
+    """Proof in simplex_threshold: tau = max_s (S_s - 1)/s is the root of sum [z - t]_+ = 1."""
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        z = rng.normal(size=7) * rng.choice([0.1, 1.0, 10.0])
+        tau = simplex_threshold(z)[0]
+        np.testing.assert_allclose(np.sum(np.maximum(z - tau, 0.0)), 1.0, rtol=1e-12)
+        assert z.max() - 1 <= tau < z.max()
 
 
 def test_normmax_alpha2_differs_from_sparsemax():
