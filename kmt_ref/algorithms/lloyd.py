@@ -28,11 +28,12 @@ from ..core.attention import Block, Sublayer
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..frame import Frame, data_frame
 from ..trace import ClusteringTrace, frame_objective, nearest_center
-from ..validation import as_centers, as_points, check_choice, check_count, check_gamma
+from ..validation import as_centers, as_points, check_choice, check_count, check_gamma, check_rng
 
 __all__ = [
     "lloyd",
     "lloyd_step",
+    "reseed_empty",
     "cluster_means",
     "start_trace",
     "finish_trace",
@@ -47,8 +48,10 @@ __all__ = [
 # ==========================================================================
 # The classical algorithm (plain NumPy)
 # ==========================================================================
-#: what Lloyd's algorithm does with a cluster that lost all its points
-EMPTY_POLICIES = ("keep",)
+#: what Lloyd's algorithm does with a cluster that lost all its points: ``"keep"`` its center
+#: (kmt_ref's policy, the one the transformer realises), or ``"reseed"`` it with a random data
+#: point (the authors' Lloyd baseline, ``utils.lloyds_iters_batched``). Other references keep only.
+EMPTY_POLICIES = ("keep", "reseed")
 
 
 def cluster_means(X, labels, C_prev):
@@ -74,8 +77,30 @@ def cluster_means(X, labels, C_prev):
     return C, counts
 
 
-def lloyd_step(X, C):
+def reseed_empty(X, C, counts, rng):
+    """Move every empty cluster's center onto a random data point (distinct points, drawn without replacement).
+
+    The empty clusters, in index order, receive the points
+    ``rng.choice(n, size=n_empty, replace=False)`` in draw order: one draw per
+    step that has an empty cluster, none otherwise.
+
+    Returns
+    -------
+    C : ndarray, shape (d, k) (a copy when something was reseeded)
+    """
+    empty = np.flatnonzero(counts == 0)  # (n_empty,)
+    if empty.size == 0:
+        return C
+    C = C.copy()
+    C[:, empty] = X[:, rng.choice(X.shape[1], size=empty.size, replace=False)]  # n_empty <= k <= n
+    return C
+
+
+def lloyd_step(X, C, empty="keep", rng=None):
     """One Lloyd iteration: assign to the nearest center, move each center to its mean.
+
+    ``empty="reseed"`` (needs ``rng``) moves an empty cluster's center onto a
+    random data point (:func:`reseed_empty`); ``"keep"`` leaves it.
 
     Returns
     -------
@@ -83,11 +108,13 @@ def lloyd_step(X, C):
     labels : ndarray of int, shape (n,)
     """
     labels, _ = nearest_center(X, C)
-    C_new, _ = cluster_means(X, labels, C)
+    C_new, counts = cluster_means(X, labels, C)
+    if empty == "reseed":
+        C_new = reseed_empty(X, C_new, counts, rng)
     return C_new, labels
 
 
-def lloyd(X, C0, n_iter, empty="keep"):
+def lloyd(X, C0, n_iter, empty="keep", rng=None):
     r"""Lloyd's algorithm for k-means, with tokens as columns.
 
     Parameters
@@ -98,13 +125,21 @@ def lloyd(X, C0, n_iter, empty="keep"):
         Initial centers, one per column (1 <= k <= n).
     n_iter : int
         Number of iterations T >= 0.
-    empty : {"keep"}
-        Empty-cluster policy: ``"keep"`` leaves the center where it was.
+    empty : {"keep", "reseed"}
+        Empty-cluster policy: ``"keep"`` (default) leaves the center where it
+        was; ``"reseed"`` moves it onto a data point drawn at random from
+        ``rng`` (distinct points for several empty clusters), as the authors'
+        Lloyd baseline does (``utils.lloyds_iters_batched``: a NaN mean is
+        replaced by ``X[randperm(n)[:n_empty]]``).
+    rng : numpy.random.Generator, optional
+        Required by ``empty="reseed"``, refused otherwise (it would be unused).
 
     Returns
     -------
     ClusteringTrace
-        ``centers`` (T+1, d, k), ``labels`` (T, n), ``objective`` (T+1,).
+        ``centers`` (T+1, d, k), ``labels`` (T, n), ``objective`` (T+1,);
+        ``info["n_empty"]`` (T,): the clusters left empty by each step's
+        assignment (before any reseeding).
 
     Notes
     -----
@@ -120,15 +155,27 @@ def lloyd(X, C0, n_iter, empty="keep"):
     data's position or scale needs it, the identity otherwise), so the labels
     do not depend on where the data sit or in what units. Integer and float32
     input is computed in float64.
+
+    The transformer of Theorem 2.1 (:func:`kmeans_transformer`) equals this
+    loop for ``empty="keep"`` only: its block 3 keeps an empty cluster's center
+    (the default token); reseeding draws random numbers, which no layer does.
+    A reseeded center is a data point in data units up to the frame's
+    round trip (exact when the frame is the identity).
     """
-    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty, policies=EMPTY_POLICIES)
+    if empty == "reseed":
+        rng = check_rng(rng)
+    elif rng is not None:
+        raise ValueError(f"rng is used by empty='reseed' only, got empty={empty!r} and rng={rng!r}")
+    n_empty = np.zeros(n_iter, dtype=np.intp)
     for t in range(n_iter):
-        C, labels[t] = lloyd_step(X, C)
+        C, labels[t] = lloyd_step(X, C, empty, rng)
+        n_empty[t] = np.sum(np.bincount(labels[t], minlength=C.shape[1]) == 0)
         centers[t + 1] = C
-    return finish_trace(X, centers, labels, {"empty": empty}, frame)
+    return finish_trace(X, centers, labels, {"empty": empty, "n_empty": n_empty}, frame)
 
 
-def start_trace(X, C0, n_iter, empty, use_frame=True):
+def start_trace(X, C0, n_iter, empty, use_frame=True, policies=("keep",)):
     """Validate the common arguments of an iterative reference, move them into the data frame, allocate its trace.
 
     Parameters
@@ -136,6 +183,9 @@ def start_trace(X, C0, n_iter, empty, use_frame=True):
     use_frame : bool
         ``False`` for algorithms that must not shift the data (spherical
         k-means): the frame is then the identity.
+    policies : tuple of str
+        The values ``empty`` may take (every reference keeps; :func:`lloyd`
+        also reseeds).
 
     Returns
     -------
@@ -148,7 +198,7 @@ def start_trace(X, C0, n_iter, empty, use_frame=True):
     X = as_points(X)
     C = as_centers(C0, X)
     n_iter = check_count(n_iter, "n_iter")
-    check_choice(empty, "empty", EMPTY_POLICIES)
+    check_choice(empty, "empty", policies)
     frame = data_frame(X, C) if use_frame else Frame(np.zeros(X.shape[0]), 0)
     X, C = frame.to_frame(X), frame.to_frame(C)
     d, n = X.shape

@@ -1,15 +1,20 @@
 r"""Trimmed k-means: each center moves to the mean of its closest members; as a transformer, alpha = inf normmax in block 3.
 
-Two classical rules (SPEC §5):
+Three classical rules (SPEC §5):
 
 - :func:`trimmed_kmeans_attention`, **(open)** the project's own rule, the
   classical reading of block 3 with alpha = inf normmax over
   ``-gamma1 ||e_j - y_i||^2 - gamma2 ||c_j - x_i||^2``: each center moves to the
   uniform mean of its ``s*`` closest members;
 - :func:`trimmed_kmeans`, the textbook trimmed k-means of Cuesta-Albertos,
-  Gordaliza & Matran (1997): a global trimming proportion, concentration steps.
+  Gordaliza & Matran (1997): a global trimming proportion, concentration steps;
+- :func:`trimmed_kmeans_quantile`, the authors' rule (their ``utils.trimmed_iters``,
+  a reference in their code, not in the paper): per cluster, drop the members
+  at or beyond the q-quantile of their squared distances.
 
 The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit.
+The quantile rule has no exact circuit with any normalizer of the registry
+(the argument is in :func:`trimmed_kmeans_quantile`'s Notes).
 """
 from __future__ import annotations
 
@@ -20,11 +25,12 @@ import numpy as np
 
 from ..core.tokens import prepare, run_layers
 from ..trace import nearest_center
-from ..validation import check_count, check_gamma
+from ..validation import check_count, check_gamma, check_real_in
 from .lloyd import cluster_means, finish_trace, start_trace
 from .sparse_update import assign_then_update, penalties, sparse_update_layer, sparse_update_weights, sq_dist
 
-__all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "trimmed_kmeans_transformer"]
+__all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "linear_quantile", "trimmed_kmeans_quantile",
+           "trimmed_kmeans_transformer"]
 
 
 # ==========================================================================
@@ -182,6 +188,123 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     info = {"alpha": float(alpha), "h": h, "empty": empty,
             "trimmed_objective": frame.objective(np.array(trimmed_obj))}
     return finish_trace(X, centers, labels, info, frame)
+
+
+# --------------------------------------------------------------------------
+# The authors' trimmed k-means (utils.trimmed_iters): a per-cluster quantile
+# --------------------------------------------------------------------------
+def linear_quantile(v_sorted, q):
+    """The q-quantile of sorted values with linear interpolation (``np.quantile``'s and ``torch.quantile``'s default).
+
+    ``h = (m - 1) q``, ``lo = floor(h)``, ``w = h - lo``; the value is
+    ``a + (b - a) w`` for ``w < 0.5`` and ``b - (b - a)(1 - w)`` otherwise,
+    with ``a = v[lo]``, ``b = v[min(lo + 1, m - 1)]`` (both libraries' lerp).
+    """
+    m = v_sorted.size
+    h = (m - 1) * q
+    lo = int(math.floor(h))
+    a, b = v_sorted[lo], v_sorted[min(lo + 1, m - 1)]
+    w = h - lo
+    return a + (b - a) * w if w < 0.5 else b - (b - a) * (1.0 - w)
+
+
+def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
+    r"""The authors' trimmed k-means: each center moves to the mean of its members below their q-quantile distance.
+
+    Parameters
+    ----------
+    X : array_like, shape (d, n)
+    C0 : array_like, shape (d, k)
+    n_iter : int
+        Number of iterations T >= 0.
+    q : float
+        ``0 < q <= 1``, the quantile (0.95 in the authors' code).
+    empty : {"keep"}
+        A center with no member strictly below its threshold keeps its place
+        (see "Degenerate clusters").
+
+    Returns
+    -------
+    ClusteringTrace
+        ``labels[t]``: Lloyd's assignment of step t+1 (trimming only decides
+        who moves the center). ``info["kept"]`` (T, n) bool: the points that
+        entered a mean; ``info["stalled"]`` (T, k) bool: non-empty clusters
+        none of whose members was strictly below the threshold.
+
+    Notes
+    -----
+    The authors' ``utils.trimmed_iters`` (kmeans-trf), step t::
+
+        l_i   = argmin_j ||x_i - c_j||^2                        (ties: lowest j)
+        D_i   = ||x_i - c_{l_i}||^2
+        tau_j = quantile_q{D_i : l_i = j}                        (linear interpolation)
+        c_j  <- mean{x_i : l_i = j, D_i < tau_j}                 (strictly below)
+
+    The quantile is ``torch.quantile``'s default, linear interpolation at the
+    virtual index ``(m - 1) q`` (:func:`linear_quantile`, equal to
+    ``np.quantile(..., method="linear")`` bit for bit). With the ``m`` members'
+    distances distinct, exactly ``ceil(q (m - 1))`` members are kept, the
+    closest: for ``q = 0.95`` and ``2 <= m <= 20`` only the farthest member is
+    dropped, ``m = 21`` drops two, and so on. Unlike :func:`trimmed_kmeans_attention`
+    the count depends on ``m`` alone (no scale: multiplying a cluster's
+    distances changes nothing); unlike :func:`trimmed_kmeans` it is per cluster
+    and never relabels. It is not Lloyd at any q: a cluster of two or more
+    distinct distances always loses its farthest member.
+
+    Degenerate clusters. Members at exactly ``tau`` are dropped (the
+    inequality is strict), so a singleton (``tau`` is its own distance) or a
+    cluster whose members are all at one distance keeps no one. The authors'
+    mean is then NaN and their code re-seeds the center with a random data
+    point, as it does for an empty cluster; kmt_ref keeps the center in both
+    cases, its policy everywhere (``info["stalled"]`` marks the former).
+    Distances are computed directly in float64 (theirs: ``cdist`` squared, in
+    float32).
+
+    **No exact circuit with the layer's normalizers.** Block 3 gives center
+    j the value ``sum_i sigma(s_j)_i v_i``: a normalizer of its scores against
+    every key, each score a fixed function ``f(cbar_j, key token)``,
+    continuous in the data. Take k = 1, ``m >= 3`` points
+    ``x_i = c + lam u_i`` with distinct ``|u_i|`` and ``c, x_1, ..., x_m``
+    affinely independent: the output is an affine combination of the keys'
+    values, so it equals the rule's mean only if the weights are uniform on the
+    ``ceil(q (m - 1))`` closest points and 0 elsewhere, for every ``lam > 0``.
+
+    - *Continuous, permutation-equivariant sigma* (softmax at finite gamma,
+      sparsemax, normmax at alpha < inf, linear): as ``lam -> 0`` the member
+      tokens, hence their scores, become equal; the constant weights would be
+      ``sigma`` of the limit scores, which must weigh equal scores equally: a
+      contradiction.
+    - *normmax at alpha = inf* (uniform over the top ``s*``, ``s*`` maximising
+      ``(S_s - 1)/s``): as ``lam -> 0`` the gaps vanish while ``(S_s - 1)/s``
+      grows with s by ``1/(s (s + 1))``, so ``s* = m``: every member, Lloyd.
+    - *hardmax* (lowest index, or averaging over the maximum set): the kept
+      points must share the top score and the dropped ones score lower, for
+      every configuration. With ``|a| < |b| < |e| < |g|`` (points relative to
+      c), ``{a, b, e}`` needs ``f(b) > f(e)`` and ``{b, e, g}`` needs
+      ``f(b) = f(e)`` (q = 0.95: three members keep two).
+
+    So no weights make any normalizer of the registry realise the rule. An
+    exact sigma would have to count the members (tell them from other keys by
+    a score gap) and keep a fixed fraction by rank, scale-free and
+    discontinuous: the rule itself moved into sigma, proving nothing the loop
+    does not, so the project does not build it.
+    """
+    X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
+    q = check_real_in(q, "q", 0.0, 1.0, lo_open=True, hi_open=False)
+    kept = np.zeros(labels.shape, dtype=bool)
+    stalled = np.zeros((n_iter, C.shape[1]), dtype=bool)
+
+    def update(t, j, members, c):
+        D = sq_dist(X[:, members], c)  # (m,)
+        chosen = members[D < linear_quantile(np.sort(D), q)]  # in point order
+        if chosen.size == 0:  # singleton or all tied: nothing strictly below (the authors: NaN, reseed)
+            stalled[t, j] = True
+            return c
+        kept[t, chosen] = True
+        return cluster_means(X[:, chosen], np.zeros(chosen.size, dtype=np.intp), c[:, None])[0][:, 0]
+
+    assign_then_update(X, C, centers, labels, update)
+    return finish_trace(X, centers, labels, {"q": float(q), "empty": empty, "kept": kept, "stalled": stalled}, frame)
 
 
 # ==========================================================================

@@ -8,6 +8,7 @@ Examples::
     python -m kmt_ref evaluate paper paper_d_only   # the committed models, 320 tasks
     python -m kmt_ref evaluate paper --init kmeans++ --n 128 256 1024 2048 --family all
     python -m kmt_ref evaluate paper --suite --save kmt_ref/models/evaluation.npz
+    python -m kmt_ref evaluate paper --lloyd-empty reseed   # Lloyd as the authors ran it
 
 A checkpoint argument is a path to a ``.npz`` written by ``train``, or the name
 of a model shipped in ``kmt_ref/models/`` (``paper``, ``paper_d_only``).
@@ -24,7 +25,8 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from ..validation import check_count, check_output_file, check_real_in
+from ..algorithms.lloyd import EMPTY_POLICIES
+from ..validation import check_choice, check_count, check_output_file, check_real_in
 from .checkpoint import MODELS_DIR, CheckpointError, load_checkpoint, load_evaluation, save_evaluation
 from .config import CONFIGS, TrainConfig
 from .evaluation import PAPER_SUITE, evaluate, setting_label
@@ -158,6 +160,10 @@ def _evaluate(args):
     check_count(args.seed, "--seed")
     check_count(args.steps, "--steps")
     check_real_in(args.dropout, "--dropout", 0, 1, lo_open=False)
+    check_choice(args.lloyd_empty, "--lloyd-empty", EMPTY_POLICIES)
+    if args.save and args.lloyd_empty != "keep":
+        raise ValueError(f"--save stores Lloyd's curves with --lloyd-empty keep (figures and notebooks read them), "
+                         f"got --lloyd-empty {args.lloyd_empty}; drop --save to measure the other policy")
     ckpts = [load_checkpoint(resolve_checkpoint(c)) for c in args.checkpoint]
     base = ckpts[0].config
     for c, name in zip(ckpts, args.checkpoint):
@@ -190,11 +196,13 @@ def _evaluate(args):
     results, stored = [], {}
     for init, n, fam in settings:
         res = [evaluate(c.params, c.config.embedding, n_tasks=args.tasks, n=n, d=base.d, k=base.k, family=fam,
-                        init=init, n_steps=args.steps, seed=args.seed, dropout=args.dropout) for c in ckpts]
+                        init=init, n_steps=args.steps, seed=args.seed, dropout=args.dropout,
+                        lloyd_empty=args.lloyd_empty) for c in ckpts]
         label = f"{init}, n={n}, {fam}"
         results.append((label, res))
         stored[setting_label(init, n, fam)] = {"lloyd": res[0]["lloyd"], **{nm: r["model"] for nm, r in zip(names, res)}}
-        print(f"# {label}: Lloyd {res[0]['lloyd_mean'][-1]:.3f}, "
+        print(f"# {label}: Lloyd (empty clusters: {args.lloyd_empty}; met in {res[0]['lloyd_empty_tasks']} of "
+              f"{args.tasks} tasks) {res[0]['lloyd_mean'][-1]:.3f}, "
               + ", ".join(f"{nm} {r['model_mean'][-1]:.3f}" for nm, r in zip(names, res)), flush=True)
         if args.curves:
             for c_name, r in zip(args.checkpoint, res):
@@ -247,6 +255,9 @@ def register(subparsers):
     e.add_argument("--curves", action="store_true", help="also print the mean log objective after every step")
     e.add_argument("--dropout", type=float, default=0.0,
                    help="attention dropout at evaluation (default 0; the authors' evaluation leaves 0.01 on)")
+    e.add_argument("--lloyd-empty", dest="lloyd_empty", choices=EMPTY_POLICIES, default="keep",
+                   help="Lloyd's empty clusters: keep the center (default, what the transformer does) or reseed "
+                        "it with a random data point (the authors' baseline; seeded by --seed)")
     e.add_argument("--suite", action="store_true",
                    help="the paper's settings: random and k-means++ init at n=512, n in 128..2048, every family")
     e.add_argument("--save", default=None, metavar="FILE.npz",

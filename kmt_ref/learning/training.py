@@ -9,6 +9,17 @@ on 320 fixed tasks, :func:`validation_tasks`, :func:`validation_score`) and lets
 10,000 steps in all. Checkpoints (:mod:`kmt_ref.learning.checkpoint`) make a
 run resumable, bit for bit.
 
+**Validation runs without dropout** (:func:`validation_score` calls
+:func:`~kmt_ref.learning.evaluation.run_model` with its default
+``dropout=0``); dropout acts in training steps only. The authors' validation
+keeps it on: their ``train.py`` calls ``model.eval()`` before validating, but
+``kmt.scaled_dot_prod`` applies ``F.dropout(attn, p=dropout_p)``, whose
+``training`` argument defaults to ``True``, so ``eval()`` does not switch it
+off. Their validation scores (and the plateau schedule they drive, and their
+choice of the best checkpoint) therefore carry dropout noise that the
+project's do not; the project's evaluation likewise runs without dropout
+(:mod:`kmt_ref.learning.evaluation`, whose ``dropout`` option measures theirs).
+
 Speed note: on Linux with glibc, large temporary arrays are returned to the OS
 after every operation; setting ``MALLOC_MMAP_MAX_=0
 MALLOC_TRIM_THRESHOLD_=100000000000`` in the environment keeps them in the heap
@@ -62,7 +73,7 @@ def validation_tasks(config, seed):
 
 
 def validation_score(params, X, C0, lloyd1, embedding="onehot", dtype="float32"):
-    """Mean over tasks of (objective after one layer) / (objective after one Lloyd step)."""
+    """Mean over tasks of (objective after one layer) / (objective after one Lloyd step), without dropout."""
     obj, _ = run_model(params, X, C0, 1, embedding, dtype)
     return float(onp.mean(obj[:, 1] / lloyd1))
 

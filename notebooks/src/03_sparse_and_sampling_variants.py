@@ -8,7 +8,7 @@
 #
 # | variant | block 3 | classical reference |
 # |---|---|---|
-# | trimmed k-means **(open)** | α = ∞ normmax over −γ₁‖e_j−y_i‖² − γ₂‖c_j−x_i‖² | the same rule as a plain loop; compared with Cuesta-Albertos et al. (1997) |
+# | trimmed k-means **(open)** | α = ∞ normmax over −γ₁‖e_j−y_i‖² − γ₂‖c_j−x_i‖² | the same rule as a plain loop; compared with Cuesta-Albertos et al. (1997) and the authors' quantile rule (§8b: no circuit) |
 # | robust k-means | sparsemax over −γ‖x_i−c_j‖²/√d (members) | the authors' rule (their code) |
 # | randomized k-medoids **(open)** | an extra block writes the member mean μ_j, then **hard Gumbel** attention | sample a member with probability softmax(−γ‖x_i−μ_j‖²) |
 #
@@ -26,6 +26,7 @@ import kmt_ref
 from kmt_ref import lloyd, kmeans_transformer
 from kmt_ref.core.normalizers import sparsemax, normmax, softmax, simplex_threshold
 from kmt_ref.algorithms.trimmed import trimmed_kmeans_attention, trimmed_kmeans, trimmed_kmeans_transformer
+from kmt_ref.algorithms.trimmed import trimmed_kmeans_quantile
 from kmt_ref.algorithms.robust import robust_kmeans, robust_kmeans_transformer
 from kmt_ref.algorithms.kmedoids import randomized_kmedoids, randomized_kmedoids_transformer
 from kmt_ref.algorithms.sparse_update import separating_penalties
@@ -212,6 +213,61 @@ print("centers, normmax attention:\n", tr_trim.centers[-1])
 print("largest center difference:", np.abs(ca.centers[-1] - tr_trim.centers[-1]).max().round(4))
 
 # %% [markdown]
+# ## 8b. The authors' trimmed k-means: a per-cluster quantile
+#
+# The authors' code has a third rule (`utils.trimmed_iters`, a baseline in their repository, not in the paper): assign as
+# Lloyd, then per cluster take the threshold $\tau_j$ = the 0.95-quantile (linear interpolation, `torch.quantile`'s
+# default) of the members' squared distances, and move $c_j$ to the mean of the members **strictly below** it. With
+# distinct distances exactly $\lceil 0.95\,(m_j-1)\rceil$ of the $m_j$ members are kept, the closest: up to 20 members
+# only the farthest is dropped. A singleton, or a cluster whose members are all at one distance, keeps no one: the
+# authors' mean is NaN and they re-seed it with a random point; `kmt_ref` keeps the center (`info["stalled"]`).
+
+# %%
+qr = trimmed_kmeans_quantile(X, C0, T, q=0.95)
+m = np.bincount(qr.labels[-1], minlength=C0.shape[1])
+print("members per cluster:", m, "| kept:", [int(qr.info["kept"][-1][qr.labels[-1] == j].sum()) for j in range(len(m))])
+assert all(qr.info["kept"][-1][qr.labels[-1] == j].sum() == np.ceil(0.95 * (m[j] - 1)) for j in range(len(m)))
+print("outliers kept by the quantile rule:", int(qr.info["kept"][-1][is_out].sum()), "of", int(is_out.sum()))
+for name, other in (("normmax attention", tr_trim), ("Cuesta-Albertos", ca)):
+    print(f"largest center difference with {name}:", np.abs(qr.centers[-1] - other.centers[-1]).max().round(4))
+
+# %% [markdown]
+# **When the three coincide.** All three share Lloyd's assignment and move $c_j$ to the mean of a subset $K_j$ of
+# its members, so at a step they give the same centers when they pick the same $K_j$ (or subsets with the same mean):
+#
+# * quantile = normmax attention exactly when, in every cluster, $s^*_j = |\{i : D_i < \tau_j\}|$ —
+#   for distinct distances $s^*_j = \lceil q(m_j-1)\rceil$. For $2 \le m_j \le 20$ that is "drop exactly the
+#   farthest member": $\gamma_2\,(D_{(m)} - \bar D_{\text{others}}) > 1/(m_j-1)$ and no smaller $s$ scores higher.
+#   The quantile count depends on $m_j$ alone, normmax's on the gaps times γ₂, so a single γ₂ matches only when
+#   every cluster's gaps happen to fall in the window;
+# * quantile = Cuesta-Albertos exactly when $h = \sum_j |K_j|$ and every kept point is closer to its center than every
+#   dropped point (CA trims by a global rank, the quantile per cluster);
+# * none of them is Lloyd on a cluster of two or more distinct distances: the quantile always drops the farthest.
+#
+# Scaling shows the difference: shrink one cluster around its center by λ. The quantile rule keeps the same members at
+# every scale; normmax at a fixed γ₂ keeps more and more, until it keeps all of them (Lloyd).
+
+# %%
+u = np.array([[0.0, 0.3, -0.5, 0.9, -1.4, 4.0]])        # (1, 6): one cluster around 0, one far member
+C_ONE = np.array([[0.0]])                               # (1, 1)
+for lam in (10.0, 1.0, 0.1, 0.01):
+    n_q = trimmed_kmeans_quantile(lam * u, C_ONE, 1).info["kept"][0].sum()
+    n_a = trimmed_kmeans_attention(lam * u, C_ONE, 1, 1.0).info["kept"][0].sum()
+    print(f"λ = {lam:5g}: quantile keeps {n_q}, normmax (γ₂ = 1) keeps {n_a}")
+    assert n_q == 5
+assert trimmed_kmeans_attention(0.01 * u, C_ONE, 1, 1.0).info["kept"][0].all()
+
+# %% [markdown]
+# **No exact circuit.** Block 3 can only give $c_j$ a normalizer of its scores, each a fixed continuous function of
+# the tokens. Shrink a cluster ($x_i = c_j + \lambda u_i$, λ → 0): the members' scores become equal, so any continuous
+# normalizer (softmax, sparsemax, normmax with α < ∞, linear) tends to equal weights — the full mean, while the rule
+# keeps dropping the farthest point at every λ; α = ∞ normmax keeps every member once the gaps are below $1/(s(s+1))$
+# (the cell above); and hardmax keeps only the best-scored members, which would need the score of a point $b$ both to
+# beat and to tie a farther point $e$ (clusters $\{a, b, e\}$ and $\{b, e, g\}$). An exact σ would have to count the
+# members and keep a fixed fraction by rank — the rule itself moved into σ — so `kmt_ref` writes the argument (in
+# `trimmed_kmeans_quantile`'s docstring) instead of building one.
+
+# %% [markdown]
 # ## 9. The sampler: medoid frequencies against the softmax probabilities
 #
 # One cluster, one layer, 2,000 independent seeded draws through the **transformer**; the sampled member's frequency
@@ -250,3 +306,5 @@ plt.show()
 # 5. For which α does Cuesta-Albertos trimmed k-means trim exactly the four outliers here? Compare its centers with
 #    the attention rule's for γ₂ ∈ {1, 3, 10}.
 # 6. Run the k-medoids transformer with γ = 0 and with γ = 1000. What does each do, and what does the second one equal?
+# 7. Find, for the cluster `u` of §8b at λ = 1, the interval of γ₂ in which normmax keeps exactly the quantile rule's five
+#    members. Is there one γ₂ that matches the quantile rule on every cluster of `X` at the first step?

@@ -297,3 +297,68 @@ def test_centers_are_bit_identical_to_lloyds_on_the_whole_table():
     for name, X, C0 in CASES:
         ref, trf = lloyd(X, C0, N_LAYERS), kmeans_transformer(X, C0, N_LAYERS)
         assert np.array_equal(trf.centers, ref.centers), name
+
+
+
+# --------------------------------------------------------------------------
+# empty="reseed": the authors' Lloyd baseline (utils.lloyds_iters_batched)
+# --------------------------------------------------------------------------
+def test_reseed_moves_an_empty_center_onto_the_drawn_point():
+    X = np.array([[0.0, 1.0, 2.0, 10.0]])
+    C0 = np.array([[1.0, 50.0]])  # center 1 is empty at the first step
+    tr = lloyd(X, C0, 1, empty="reseed", rng=np.random.default_rng(7))
+    pick = np.random.default_rng(7).choice(4, size=1, replace=False)  # the same draw, made independently
+    np.testing.assert_array_equal(tr.centers[1], [[13.0 / 4.0, X[0, pick[0]]]])
+    np.testing.assert_array_equal(tr.info["n_empty"], [1])
+    keep = lloyd(X, C0, 1)
+    np.testing.assert_array_equal(keep.centers[1], [[13.0 / 4.0, 50.0]])
+    np.testing.assert_array_equal(keep.info["n_empty"], [1])
+
+
+def test_reseed_gives_distinct_data_points_to_several_empty_clusters():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(2, 9))
+    C0 = np.column_stack([X[:, 0], [1e3, 1e3], [-1e3, 1e3], [1e3, -1e3]])  # 3 far centers, all empty
+    tr = lloyd(X, C0, 1, empty="reseed", rng=np.random.default_rng(0))
+    new = tr.centers[1][:, 1:]  # (2, 3)
+    hits = [np.flatnonzero(np.all(X == new[:, [j]], axis=0)) for j in range(3)]
+    assert all(h.size == 1 for h in hits) and len({int(h[0]) for h in hits}) == 3
+
+
+@pytest.mark.parametrize("name,X,C0", CASES[::10], ids=[c[0] for c in CASES[::10]])
+def test_reseed_equals_keep_until_a_cluster_empties(name, X, C0):
+    keep = lloyd(X, C0, N_LAYERS)
+    rng = np.random.default_rng(0)
+    re = lloyd(X, C0, N_LAYERS, empty="reseed", rng=rng)
+    first = np.flatnonzero(keep.info["n_empty"] > 0)
+    t_stop = first[0] if first.size else N_LAYERS  # step t_stop is the first to meet an empty cluster
+    np.testing.assert_array_equal(re.centers[:t_stop + 1], keep.centers[:t_stop + 1])
+    np.testing.assert_array_equal(re.labels[:t_stop + 1], keep.labels[:t_stop + 1])
+    if not first.size:  # no draw was made
+        assert rng.bit_generator.state == np.random.default_rng(0).bit_generator.state
+
+
+def test_reseed_is_reproducible_and_lowers_the_objective_here():
+    rng = np.random.default_rng(5)
+    X = np.concatenate([rng.normal(size=(2, 30)), rng.normal(size=(2, 30)) + 8.0], axis=1)
+    C0 = np.array([[0.0, 0.1, 100.0], [0.0, 0.0, 100.0]])  # the third center never gets a point
+    a = lloyd(X, C0, 4, empty="reseed", rng=np.random.default_rng(3))
+    b = lloyd(X, C0, 4, empty="reseed", rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(a.centers, b.centers)
+    assert a.objective[-1] < lloyd(X, C0, 4).objective[-1]
+
+
+def test_reseed_needs_a_generator_and_keep_refuses_one():
+    X, C0 = np.zeros((1, 3)), np.zeros((1, 1))
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        lloyd(X, C0, 1, empty="reseed")
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        lloyd(X, C0, 1, empty="reseed", rng=0)
+    with pytest.raises(ValueError, match="rng is used by empty='reseed' only"):
+        lloyd(X, C0, 1, rng=np.random.default_rng(0))
+
+
+def test_only_lloyd_reseeds():
+    from kmt_ref.algorithms.trimmed import trimmed_kmeans
+    with pytest.raises(ValueError, match=r"empty='reseed' should be one of \['keep'\]"):
+        trimmed_kmeans(np.zeros((1, 3)), np.zeros((1, 1)), 1, 0.1, empty="reseed")

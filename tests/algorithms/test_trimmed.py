@@ -1,17 +1,20 @@
-"""Trimmed k-means (kmt_ref/algorithms/trimmed.py): the normmax circuit equals its rule bit for bit; Cuesta-Albertos et al. (1997).
+"""Trimmed k-means (kmt_ref/algorithms/trimmed.py): the normmax circuit equals its rule bit for bit; Cuesta-Albertos et al. (1997); the authors' per-cluster quantile rule.
 """
 import numpy as np
 import pytest
 from cases import all_cases
 
 from kmt_ref.algorithms import (
+    linear_quantile,
     trimmed_kmeans,
     trimmed_kmeans_attention,
+    trimmed_kmeans_quantile,
     trimmed_kmeans_transformer,
     trimmed_size,
 )
 from kmt_ref.algorithms.lloyd import lloyd
 from kmt_ref.data import blobs_with_outliers
+from kmt_ref.trace import nearest_center
 
 T = 4
 
@@ -112,3 +115,113 @@ def test_trimmed_objective_never_increases(seed):
 def test_trimming_proportion_outside_unit_interval(alpha):
     with pytest.raises(ValueError, match="alpha"):
         trimmed_kmeans(X_OK, C_OK, 1, alpha)
+
+
+
+# --------------------------------------------------------------------------
+# The authors' rule (utils.trimmed_iters): per cluster, the members strictly below the q-quantile
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("q", [0.95, 0.5, 0.9, 1.0, 0.01, 0.3333])
+def test_linear_quantile_is_numpys_bit_for_bit(q):
+    rng = np.random.default_rng(int(q * 1e4))
+    for m in list(range(1, 45)) + [100, 101, 999]:
+        v = np.sort(rng.exponential(size=m) * 10.0 ** rng.integers(-5, 6))
+        assert linear_quantile(v, q) == np.quantile(v, q, method="linear"), m
+
+
+def test_quantile_rule_toy():
+    # D = [0, 1, 4, 100]: h = 3 * .95 = 2.85, tau = 100 - 96 * .15 = 85.6 -> keep 0, 1, 2: c = 1;
+    # then D = [1, 0, 1, 81]: tau = 81 - 80 * .15 = 69 -> the same three, c = 1
+    tr = trimmed_kmeans_quantile(np.array([[0.0, 1.0, 2.0, 10.0]]), C_TOY, 2)
+    np.testing.assert_array_equal(tr.centers.ravel(), [0.0, 1.0, 1.0])
+    assert tr.info["kept"].tolist() == [[True, True, True, False]] * 2
+    assert not tr.info["stalled"].any()
+    # two clusters: {0, 1, 3} around 0 drops 3 (D = 0, 1, 9: tau = 8.2), {10, 12} around 10.5 keeps 10
+    # (m = 2: the closer one)
+    X = np.array([[0.0, 1.0, 3.0, 10.0, 12.0]])
+    tr = trimmed_kmeans_quantile(X, np.array([[0.0, 10.5]]), 1)
+    np.testing.assert_array_equal(tr.centers[1], [[0.5, 10.0]])
+
+
+def test_quantile_rule_keeps_ceil_q_m_minus_1_of_distinct_distances():
+    rng = np.random.default_rng(0)
+    for m in range(2, 64):
+        for q in (0.95, 0.5):
+            X = rng.permutation(np.arange(1.0, m + 1.0))[None, :] * rng.choice([-1.0, 1.0], m)  # distinct |x|
+            kept = trimmed_kmeans_quantile(X, C_OK, 1, q).info["kept"][0]
+            assert kept.sum() == np.ceil(round(q * (m - 1), 9)), (m, q)
+            assert np.abs(X[0, kept]).max() < np.abs(X[0, ~kept]).min()  # the closest ones
+    # q = .95: up to 20 members only the farthest goes, 21 lose two
+    assert [int(np.ceil(round(0.95 * (m - 1), 9))) for m in (2, 20, 21, 41)] == [1, 19, 19, 38]
+
+
+@pytest.mark.parametrize(
+    "X,C0,center,stalled",
+    [
+        (np.array([[0.0, 2.0]]), np.array([[1.0, 50.0]]), [[1.0, 50.0]], [[True, False]]),  # both at 1: none below
+        (np.array([[-1.0, 1.0, 9.0]]), np.array([[0.0, 9.5]]), [[0.0, 9.5]], [[True, True]]),  # tie pair; singleton
+        (np.array([[0.0, 2.0, -2.0]]), C_OK, [[0.0]], [[False]]),  # tau = 4: the tied pair at the cut is dropped
+        (np.array([[0.0, 1.0, 2.0]]), np.array([[1.0, -50.0]]), [[1.0, -50.0]], [[False, False]]),  # empty: kept
+    ],
+)
+def test_quantile_rule_degenerate_clusters_keep_their_center(X, C0, center, stalled):
+    tr = trimmed_kmeans_quantile(X, C0, 1)
+    np.testing.assert_array_equal(tr.centers[1], center)
+    np.testing.assert_array_equal(tr.info["stalled"], stalled)  # empty clusters are not "stalled"
+    assert not np.isnan(tr.centers).any()
+
+
+def _quantile_rule_independently(X, C0, T, q):
+    """The authors' loop transcribed with NumPy's own quantile and masks (no frame). The assignment is
+    Lloyd's (kmt_ref.trace.nearest_center, tested against Lloyd elsewhere): rounding of non-dyadic
+    centers decides near-ties, and the two must decide them alike."""
+    C = C0.astype(float).copy()
+    out = [C.copy()]
+    for _ in range(T):
+        lab, _ = nearest_center(X, C)
+        sqd = ((X - C[:, lab]) ** 2).sum(axis=0)  # (n,)
+        C_new = C.copy()
+        for j in range(C.shape[1]):
+            mem = lab == j
+            if mem.any():
+                keep = mem & (sqd < np.quantile(sqd[mem], q))
+                if keep.any():
+                    C_new[:, j] = X[:, keep].mean(axis=1)
+        C = C_new
+        out.append(C.copy())
+    return np.stack(out)
+
+
+def test_quantile_rule_equals_an_independent_transcription_on_shared_cases():
+    checked = 0
+    for name, X, C0 in SHARED_CASES:
+        if np.abs(X).max() > 1e3 or np.abs(X).max() < 1e-3:
+            continue  # far-off or tiny data: the frame moves them and rounding may decide a tie differently
+        ref = _quantile_rule_independently(X, C0, T, 0.95)
+        tr = trimmed_kmeans_quantile(X, C0, T, 0.95)
+        np.testing.assert_allclose(tr.centers, ref, rtol=0, atol=1e-12 * max(1.0, np.abs(X).max()), err_msg=name)
+        checked += 1
+    assert checked >= 150
+
+
+def test_quantile_rule_compared_with_the_other_two():
+    X = np.array([[0.0, 1.0, 2.0, 100.0]])
+    # one cluster of 4: the quantile keeps ceil(.95 * 3) = 3 -- as Cuesta-Albertos with h = 3 and as
+    # normmax where it trims the one outlier (gamma2 = .1: (S_s - 1)/s = -1, -.55, -.5, -250.4 -> s* = 3)
+    q = trimmed_kmeans_quantile(X, C_TOY, 1)
+    np.testing.assert_array_equal(q.centers[1], trimmed_kmeans(X, C_TOY, 1, 0.25).centers[1])
+    np.testing.assert_array_equal(q.centers[1], trimmed_kmeans_attention(X, C_TOY, 1, 0.1).centers[1])
+    # no outlier: the quantile still drops the farthest member, normmax at small gamma2 keeps all (Lloyd)
+    Y = np.array([[0.0, 1.0, 2.0, 3.0]])
+    assert trimmed_kmeans_quantile(Y, C_TOY, 1).info["kept"].sum() == 3
+    assert trimmed_kmeans_attention(Y, C_TOY, 1, 0.01).info["kept"].sum() == 4
+
+
+@pytest.mark.parametrize("q,exc,match", [(0.0, ValueError, r"q=0.0 should be in \(0.0, 1.0\]"),
+                                         (1.5, ValueError, "q=1.5"), ("0.9", TypeError, "q must be a real"),
+                                         (float("nan"), ValueError, "q=nan")])
+def test_quantile_rule_bad_q(q, exc, match):
+    with pytest.raises(exc, match=match):
+        trimmed_kmeans_quantile(X_OK, C_OK, 1, q)
+    with pytest.raises(ValueError, match="empty='reseed'"):
+        trimmed_kmeans_quantile(X_OK, C_OK, 1, empty="reseed")

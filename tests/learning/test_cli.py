@@ -1,4 +1,6 @@
 """Tests for kmt_ref.learning.cli: the train and evaluate commands end to end (the errors: tests/test_cli.py)."""
+import pytest
+
 from kmt_ref.cli import main
 from kmt_ref.learning.checkpoint import load_checkpoint
 
@@ -20,3 +22,19 @@ def test_cli_train_and_evaluate(tmp_path, capsys):
     assert main(["train", "--lr", "-1", "--out", str(tmp_path / "x.npz")]) == 2
     assert main(["evaluate", str(tmp_path / "missing.npz")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_evaluate_lloyd_empty(tmp_path, capsys):
+    args = ["evaluate", "paper", "--tasks", "8", "--steps", "3", "--n", "64"]  # 3 of these 8 tasks empty a cluster
+    assert main(args) == 0
+    keep = capsys.readouterr().out
+    assert "Lloyd (empty clusters: keep; met in 3 of 8 tasks) 3.362" in keep
+    assert main(args + ["--lloyd-empty", "reseed"]) == 0
+    reseed = capsys.readouterr().out
+    assert "Lloyd (empty clusters: reseed; met in 3 of 8 tasks)" in reseed and "3.362" not in reseed
+    assert main(args + ["--lloyd-empty", "reseed", "--save", str(tmp_path / "e.npz")]) == 2
+    assert "--save stores Lloyd's curves with --lloyd-empty keep" in capsys.readouterr().err
+    assert not (tmp_path / "e.npz").exists()
+    with pytest.raises(SystemExit) as exc:  # argparse's choices
+        main(args + ["--lloyd-empty", "drop"])
+    assert exc.value.code == 2 and "invalid choice: 'drop'" in capsys.readouterr().err

@@ -156,3 +156,37 @@ def test_a_wrong_task_seed_falls_outside_the_tolerance(base, paper):
         median_dev, _ = deviations(base["paper"][start:start + 32], base["paper"][:32])
         assert np.all(median_dev > 1e4 * MEDIAN_TOL), start
         assert not agrees(base["paper"][start:start + 32], base["paper"][:32])
+
+
+# --------------------------------------------------------------------------
+# Lloyd's empty clusters: keep (kmt_ref) or reseed (the authors' baseline)
+# --------------------------------------------------------------------------
+def test_lloyd_baseline_keep_is_lloyd_batch_and_reseed_changes_only_the_tasks_that_empty():
+    from kmt_ref.learning.evaluation import lloyd_baseline
+    from kmt_ref.learning.loss import lloyd_batch
+    X, C0 = sample_tasks(np.random.default_rng(2), 12, 20, 2, 6)
+    C0[::3, :, 0] = 100.0  # tasks 0, 3, 6, 9: a center far from every point, empty from the first step
+    keep, hit = lloyd_baseline(X, C0, 5)
+    np.testing.assert_array_equal(keep, lloyd_batch(X, C0, 5))
+    re, hit_re = lloyd_baseline(X, C0, 5, "reseed", np.random.default_rng(0))
+    assert set(np.flatnonzero(hit)) >= {0, 3, 6, 9}
+    np.testing.assert_array_equal(hit_re, hit)  # identical until the first empty step
+    np.testing.assert_array_equal(re[~hit], keep[~hit])
+    assert not np.array_equal(re[hit], keep[hit])
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        lloyd_baseline(X, C0, 5, "reseed")
+    with pytest.raises(ValueError, match="empty='drop'"):
+        lloyd_baseline(X, C0, 5, "drop")
+
+
+def test_evaluate_lloyd_empty_option_changes_only_lloyd():
+    params = init_params(16 + 10, np.random.default_rng(0))
+    kw = dict(n_tasks=12, n=40, d=16, k=10, n_steps=3)  # one of these tasks empties a cluster
+    a = evaluate(params, **kw)
+    b = evaluate(params, **kw, lloyd_empty="reseed")
+    c = evaluate(params, **kw, lloyd_empty="reseed")
+    np.testing.assert_array_equal(a["model"], b["model"])
+    np.testing.assert_array_equal(b["lloyd"], c["lloyd"])  # seeded by the task seed
+    assert a["lloyd_empty_tasks"] == b["lloyd_empty_tasks"] == 1 and not np.array_equal(a["lloyd"], b["lloyd"])
+    with pytest.raises(ValueError, match="lloyd_empty='none'"):
+        evaluate(params, **kw, lloyd_empty="none")
