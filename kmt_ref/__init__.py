@@ -8,7 +8,7 @@ Tokens are columns, as in the paper: data ``X`` has shape (d, n), centers
 The house (docs/ARCHITECTURE.md): :mod:`kmt_ref.core` is the transformer,
 knowing nothing of k-means; :mod:`kmt_ref.algorithms` holds one file per
 clustering algorithm, its classical loop beside its circuit;
-:mod:`kmt_ref.learning` is the paper's §4 (imported on demand);
+:mod:`kmt_ref.learning` is the paper's training experiment (imported on demand);
 :mod:`kmt_ref.viz` draws every picture. The leaves :mod:`kmt_ref.validation`
 (argument checks), :mod:`kmt_ref.frame` (the data frame) and
 :mod:`kmt_ref.trace` (the result object) serve them all.

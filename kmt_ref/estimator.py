@@ -110,7 +110,7 @@ class KMeansTransformer:
     Notes
     -----
     Layer t assigns each point to its nearest center and moves every center
-    to the mean of its points (paper §2, eqs. (1)-(2); Theorem 2.1). After
+    to the mean of its points (Lloyd's algorithm; Theorem 2.1). After
     the T layers::
 
         labels_i = argmin_j ||x_i - c_j^{(T)}||^2        (ties: lowest j)

@@ -1,6 +1,6 @@
 r"""Lloyd's algorithm and Theorem 2.1: the k-means transformer, one layer = one iteration.
 
-The paper (§2, eqs. (1)-(2)), iteration t::
+Lloyd's algorithm, iteration t::
 
     l_i^{(t)}   = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
     c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}               (empty: c_j^{(t)}, SPEC §3 "(open)")
@@ -143,7 +143,7 @@ def lloyd(X, C0, n_iter, empty="keep", rng=None):
 
     Notes
     -----
-    Iteration t (paper §2, eqs. (1)-(2))::
+    Iteration t::
 
         l_i^{(t)} = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
         c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}             (empty: c_j^{(t)})

@@ -40,9 +40,10 @@ the score ``-||K3 kbar - Q3 cbar_j||^2`` is
     own center token j:     -gamma_flag
     other center token l:   -g ||c_l - c_j||^2 - 2 gamma1 - gamma_flag.
 
-Sparsemax and alpha = inf normmax give weight exactly 0 to every score at or
-below ``tau >= max score - 1`` (:func:`kmt_ref.core.normalizers.simplex_threshold`)
-and do not move ``tau`` for such scores. So if every squared distance that can
+Sparsemax gives weight exactly 0 to every score at or below its threshold
+``tau >= max score - 1`` (:func:`kmt_ref.core.normalizers.simplex_threshold`),
+alpha = inf normmax to every score below it (and at it only when the maximum is
+unique and 1 above the rest), and neither moves ``tau`` for such scores. So if every squared distance that can
 occur is at most ``D^2`` and
 
     gamma_flag >= g D^2 + 1,   2 gamma1 >= g D^2 + 1,   2 gamma1 >= gamma_flag + 1,

@@ -86,7 +86,8 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
         l_i = argmin_j ||x_i - c_j||^2                         (ties: lowest j)
         z_i = -gamma2 ||x_i - c_j||^2 for the members i of cluster j,
               sorted z_(1) >= z_(2) >= ...,  S_s = z_(1) + ... + z_(s)
-        s*  = smallest argmax_s (S_s - 1) / s
+        s*  = largest argmax_s (S_s - 1) / s, or 1 when s = 1 attains the maximum,
+              i.e. z_(1) - z_(2) >= 1 (the alpha -> inf limit of normmax; _best_prefix)
         c_j <- mean of the s* members with the largest z       (empty: c_j)
 
     ``(S_s - 1)/s`` is the alpha = inf normmax closed form (SPEC §2). A member

@@ -372,7 +372,7 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
 
     Notes
     -----
-    The paper's layer (Theorem 2.1, eq. (5))::
+    Theorem 2.1's layer (as the project brief states it; the authors' ``cnst_model.py``)::
 
         Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)
         Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)

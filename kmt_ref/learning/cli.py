@@ -1,4 +1,4 @@
-"""``python -m kmt_ref train`` and ``python -m kmt_ref evaluate``: learning the algorithm (paper §4; SPEC §6).
+"""``python -m kmt_ref train`` and ``python -m kmt_ref evaluate``: learning the algorithm (SPEC §6).
 
 Examples::
 

@@ -1,4 +1,4 @@
-"""Every hyperparameter of the paper's training experiment (paper §4, "Training setup"; SPEC §6).
+"""Every hyperparameter of the paper's training experiment (the authors' train.py and expts.md; SPEC §6).
 
 :class:`TrainConfig` is the one table of a run's settings (tasks, model, loss,
 optimiser, schedule, checkpoints); its defaults are the paper's. A checkpoint

@@ -1,4 +1,4 @@
-r"""The training objective of paper §4 (SPEC §6 "Loss") and the k-means objectives it is judged by.
+r"""The training objective of the learning experiment (SPEC §6 "Loss") and the k-means objectives it is judged by.
 
 The loss is the smoothed upper bound of the k-means objective::
 
@@ -40,7 +40,7 @@ def soft_kmeans_loss(X, C, lam=10.0):
     Notes
     -----
     ``L = sum_i sum_j softmax_j(-lam D_ji) D_ji`` with ``D_ji = ||x_i - c_j||^2``
-    (SPEC §6; paper §4, "Training setup"). Each inner sum is a convex
+    (SPEC §6; the authors' losses.py). Each inner sum is a convex
     combination of the ``D_ji`` over j, so it is ``>= min_j D_ji``: L upper
     bounds the k-means objective and tends to it as lam -> inf.
     """

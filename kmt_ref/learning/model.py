@@ -1,4 +1,4 @@
-r"""The trainable model of paper §4 (SPEC §6 "Model"): the generic layer with learned weights.
+r"""The trainable model of the learning experiment (SPEC §6 "Model"): the generic layer with learned weights.
 
 The trainable model is **the same generic layer** as the hand-set k-means
 transformer of Theorem 2.1 (:func:`kmt_ref.layer_forward`), with all twelve

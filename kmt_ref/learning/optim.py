@@ -1,4 +1,4 @@
-r"""The optimiser of paper §4 (SPEC §6 "Optimiser"): Adam, and the learning rate halved on a plateau.
+r"""The optimiser of the learning experiment (SPEC §6 "Optimiser"): Adam, and the learning rate halved on a plateau.
 
 Adam with learning rate 0.01 (PyTorch's defaults otherwise, no clipping); the
 rate is halved when the validation score has not improved for 5 evaluations.

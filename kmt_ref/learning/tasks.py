@@ -1,4 +1,4 @@
-"""Clustering tasks for learning the algorithm (SPEC §6, paper §4).
+"""Clustering tasks for learning the algorithm (SPEC §6).
 
 A *task* is a data set ``X`` (d, n) and initial centers ``C0`` (d, k). The
 training distribution of the paper's experiment:
@@ -12,7 +12,7 @@ training distribution of the paper's experiment:
 5. the initial centers are the first k points, i.e. a uniformly random
    k-subset of the data (or k-means++ seeding, ``init="kmeans++"``).
 
-The other families (evaluation out of distribution, the paper's Table 1) use
+The other families (evaluation out of distribution, as in the brief) use
 the same location ``mu_z`` and scale 0.1 in the parameterisation of
 ``torch.distributions`` that the authors' code uses:
 
@@ -130,7 +130,7 @@ def sample_task(rng, n=512, d=32, k=10, family="normal", scale=0.1, init="random
     Notes
     -----
     ``mu_j ~ U[0,1]^d``, ``z_i ~ U{1..k}``, ``x_i = mu_{z_i} + 0.1 eps_i``
-    (paper §4, "Training setup"; authors' task generator with equal mixture
+    (the authors' task generator, ctasks.py, with equal mixture
     weights and equal per-dimension scale).
     """
     X, C0 = sample_tasks(rng, 1, n, d, k, family, scale, init)

@@ -1,4 +1,4 @@
-r"""The training loop of paper §4 (SPEC §6 "Optimiser"): Adam on the smoothed loss, validated every 50 steps.
+r"""The training loop of the learning experiment (SPEC §6 "Optimiser"): Adam on the smoothed loss, validated every 50 steps.
 
 :func:`train` draws a fresh batch of 32 tasks per step, takes the gradient of
 :func:`~kmt_ref.learning.loss.batch_loss` with autograd and applies

@@ -45,7 +45,8 @@ print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
 # * **sparsemax** (Martins & Astudillo 2016): $\mathrm{sparsemax}(z) = \arg\min_{p\in\Delta}\|p - z\|^2 = [z - \tau]_+$,
 #   with $\tau = \max_s (S_s - 1)/s$, $S_s$ the sum of the $s$ largest scores;
 # * **α-normmax** (Santos et al. 2024): $\arg\max_{p\in\Delta}\langle p, z\rangle - \|p\|_\alpha$; for α = ∞ it is the
-#   **uniform** distribution on the $s^*$ largest scores, $s^* = \arg\max_s (S_s-1)/s$ — the same support as sparsemax;
+#   **uniform** distribution on the $s^*$ largest scores, $s^*$ the largest maximiser of $(S_s-1)/s$ (the α → ∞
+#   limit; one-hot when the top score is at least 1 above the rest): sparsemax's support, plus the scores at τ;
 # * **Gumbel-max**: one-hot on $\arg\max_i (z_i + g_i)$ with i.i.d. standard Gumbel $g_i$: a sample from softmax(z).
 #
 # The golden values of SPEC §2 (the second row is `entmax`'s own test):
@@ -302,7 +303,7 @@ plt.show()
 # 2. Make γ₁ too small (e.g. `gamma1=0.2`) in `trimmed_kmeans_transformer`. Which non-members start to leak into block 3,
 #    and which inequality of `separating_penalties` fails?
 # 3. The robust rule with the authors' default γ = 0.01 on data in [0, 1]²: how many members get weight 0? Why?
-# 4. Show that sparsemax and α = ∞ normmax always have the same support. (Hint: `simplex_threshold`.)
+# 4. Show that α = ∞ normmax keeps {z ≥ τ} and sparsemax {z > τ}: when do their supports differ? (Hint: `simplex_threshold`.)
 # 5. For which α does Cuesta-Albertos trimmed k-means trim exactly the four outliers here? Compare its centers with
 #    the attention rule's for γ₂ ∈ {1, 3, 10}.
 # 6. Run the k-medoids transformer with γ = 0 and with γ = 1000. What does each do, and what does the second one equal?
