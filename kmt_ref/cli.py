@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "kmt_ref.demo",  # demo: the paper's numerical validation (Theorem 2.1)
     "kmt_ref.viz.registry",  # figures: regenerate everything in figures/
     "kmt_ref.learning.cli",  # train, evaluate: learning the algorithm (SPEC §6)
+    "kmt_ref.sweep",  # sweep: the authors' gamma sweep, re-run against their published table
 ]
 
 #: exit status of a user error (argparse uses the same)

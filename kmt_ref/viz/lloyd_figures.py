@@ -11,8 +11,10 @@ them all.
    :func:`kmt_ref.demo.run_demo` with
    :func:`kmt_ref.viz.plotting.write_validation_figure` (the same bytes as
    ``python -m kmt_ref demo``).
-2. :func:`fig2_finite_gamma_gap` — log-objective gap transformer - Lloyd after
-   the layers, over gamma, data scale, d, k and n (:func:`gap_sweep`).
+2. :func:`fig2_finite_gamma_gap` — the authors' gamma sweep re-run
+   (:mod:`kmt_ref.sweep`): log-objective gap transformer - Lloyd after 10
+   steps over d, k, n and the data scale, drawn from the committed CSV
+   :data:`SWEEP_CSV`.
 3. :func:`fig3_weights_and_attention` — the twelve hand-set Q, K, V as block
    matrices and the attention matrices of one layer on a small example.
 """
@@ -24,17 +26,13 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import gaussian_blobs, kmeans_transformer, lloyd, lloyd_weights, toy_data
+from .. import kmeans_transformer, lloyd, lloyd_weights, toy_data
 from ..demo import run_demo
-from ..validation import check_choice, check_count, check_gamma
 from .plotting import plot_layer_attention, plot_weights, save_png
 
 __all__ = [
     "fig1_validation",
-    "gap_sweep",
-    "GAP_BASE",
-    "GAP_GRID",
-    "GAP_SEEDS",
+    "SWEEP_CSV",
     "fig2_finite_gamma_gap",
     "sorted_toy",
     "fig3_weights_and_attention",
@@ -65,144 +63,97 @@ def fig1_validation(path, data="paper", seed=0):
 
 
 # --------------------------------------------------------------------------
-# Figure 2: the finite-gamma gap
+# Figure 2: the finite-gamma gap, drawn from the sweep's CSV
 # --------------------------------------------------------------------------
-#: the base setting of the sweep: every panel varies one of these
-GAP_BASE = {"gamma": 100.0, "scale": 1.0, "d": 2, "k": 5, "n": 1000}
+#: the committed small-grid sweep (``python -m kmt_ref sweep --grid small --out figures/data/gamma_sweep_small.csv``)
+SWEEP_CSV = Path(__file__).resolve().parents[2] / "figures" / "data" / "gamma_sweep_small.csv"
 
-#: the values each panel sweeps (n is rounded down to a multiple of k)
-GAP_GRID = {
-    "gamma": (1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1e3, 3e3, 1e4),
-    "scale": (1.0, 2.0, 5.0, 10.0),
-    "d": (1, 2, 4, 8, 16),
-    "k": (2, 3, 5, 8, 12),
-    "n": (100, 300, 1000, 3000),
-}
+#: the four panels: CSV column, axis label, log x axis
+_SWEEP_PANELS = (("Dimensions", "dimension d", False), ("Clusters", "clusters k", False),
+                 ("Points", "points n", True), ("Scale", "data scale", False))
 
 
-def gap_sweep(param, values, gammas=(1.0, 10.0, 100.0), seeds=range(8), n_layers=10, base=None):
-    r"""Log-objective gap (transformer at finite gamma) - (Lloyd) after ``n_layers`` steps.
-
-    Parameters
-    ----------
-    param : {"gamma", "scale", "d", "k", "n"}
-        The quantity varied; the others stay at ``base`` (default :data:`GAP_BASE`).
-    values : sequence
-        Values of ``param``.
-    gammas : sequence of float
-        Inverse temperatures to run at each value (ignored when ``param`` is
-        ``"gamma"``).
-    seeds : iterable of int
-        One task per seed: :func:`kmt_ref.data.gaussian_blobs` (k means
-        uniform in [0,1]^d, std 0.1, min-max scaled, shuffled, first k points
-        as initial centers), then multiplied by ``scale``.
-    n_layers : int
-        T, layers = Lloyd iterations.
-    base : dict, optional
-
-    Returns
-    -------
-    gaps : ndarray, shape (len(gammas), len(values), len(seeds))
-        ``log J(C_T^transformer) - log J(C_T^Lloyd)`` (a single gamma row when
-        ``param == "gamma"``).
-
-    Notes
-    -----
-    Scaling the data by s multiplies every squared distance between points
-    and centers by s^2, so on data ``s X`` block 1 (assignment) acts as on
-    ``X`` with ``gamma s^2``, while block 3 (update), whose scores
-    ``-||e_j - y_i||^2`` live in the one-hot block, keeps ``gamma``: the scale
-    panel sharpens the assignment only. (The authors' sweep,
-    ``results/klic_parameter_sweep.csv`` of ``rithram/kmeans-trf``, also
-    varies a "scale"; its exact meaning there is not documented.) Blocks 1 and
-    3 run at the finite gamma; the reset blocks 2 and 4 at their exact limit.
-    """
-    base = dict(GAP_BASE if base is None else base)
-    check_choice(param, "param", GAP_BASE)
-    seeds = list(seeds)
-    n_layers = check_count(n_layers, "n_layers")
-    gammas = (None,) if param == "gamma" else tuple(check_gamma(g, "gamma", allow_zero=False) for g in gammas)
-    gaps = np.empty((len(gammas), len(values), len(seeds)))
-    for b, v in enumerate(values):
-        setting = dict(base, **{param: v})
-        k, d = int(setting["k"]), int(setting["d"])
-        for s, seed in enumerate(seeds):
-            X, C0, _ = gaussian_blobs(k, d, int(setting["n"]) // k, std=0.1, rng=seed)
-            X, C0 = setting["scale"] * X, setting["scale"] * C0
-            ref = lloyd(X, C0, n_layers).log_objective[-1]
-            for a, g in enumerate(gammas):
-                g = setting["gamma"] if g is None else g
-                gaps[a, b, s] = kmeans_transformer(X, C0, n_layers, gamma=g).log_objective[-1] - ref
-    return gaps
-
-
-def _gap_panel(ax, values, gaps, labels, xlabel, logx):
-    for row, label in zip(gaps, labels):
-        lo, mid, hi = np.percentile(row, [10, 50, 90], axis=1)
-        (line,) = ax.plot(values, mid, "o-", label=label, ms=4)
+def _sweep_panel(ax, rows, column, gammas):
+    """Median (line), 10-90% band and mean (open marks) of Loss per value of ``column``, one color per gamma."""
+    values = sorted({r[column] for r in rows})
+    for g in gammas:
+        stats = []
+        for v in values:
+            loss = np.array([r["Loss"] for r in rows if r["Gamma"] == g and r[column] == v])
+            loss = loss[~np.isnan(loss)]
+            stats.append(np.r_[np.percentile(loss, [10, 50, 90]), loss.mean()] if loss.size else np.full(4, np.nan))
+        lo, mid, hi, mean = np.array(stats).T
+        (line,) = ax.plot(values, mid, "o-", ms=4, label=f"gamma={g:g}: median")
         ax.fill_between(values, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
-    if logx:
-        ax.set_xscale("log")
+        ax.plot(values, mean, "s--", ms=4, mfc="none", lw=0.8, color=line.get_color(), label=f"gamma={g:g}: mean")
+    ax.set_xticks(values)
+    ax.set_xticklabels([f"{v:g}" for v in values], fontsize=8)
+    ax.minorticks_off()
     ax.set_yscale("symlog", linthresh=1e-2)
     ax.axhline(0.0, color="k", lw=0.8)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("log J (transformer) - log J (Lloyd)")
     ax.grid(alpha=0.3)
 
 
-#: tasks per setting of figure 2
-GAP_SEEDS = range(16)
-
-
-def fig2_finite_gamma_gap(path, seeds=None, n_layers=10, out=None):
-    """Write the finite-gamma gap figure (five panels) and return the measured means.
+def fig2_finite_gamma_gap(path, csv=None, out=None):
+    """Write the finite-gamma gap figure from a sweep CSV and return its mean Loss per gamma.
 
     Parameters
     ----------
     path : str or Path
-    seeds : iterable of int, optional
-        Task seeds per setting (default :data:`GAP_SEEDS`, 16 tasks).
-    n_layers : int
+        Output PNG.
+    csv : str or Path, optional
+        A CSV written by ``python -m kmt_ref sweep`` (default :data:`SWEEP_CSV`,
+        the committed small grid, so the figure is redrawn in a second and never
+        re-runs the sweep).
     out : callable, optional
         ``print``-like; receives the summary line.
 
     Returns
     -------
-    summary : dict of float -> float
-        Mean gap at gamma = 1, 10, 100 over every setting of the scale, d, k
-        and n panels (the authors' sweep: 0.99, 0.27, 0.031 on their grid).
+    summary : dict of int -> float
+        Mean Loss per gamma over the CSV's non-NaN rows.
+
+    Notes
+    -----
+    Loss = log J(C_10 of the authors' circuit: identity resets, linear center
+    update) - log J(C_10 of Lloyd), as in their ``klic_parameter_sweep.py``;
+    see :mod:`kmt_ref.sweep`. Each panel pools every row with that value of its
+    parameter.
     """
-    seeds = list(GAP_SEEDS if seeds is None else seeds)
-    fig, axes = plt.subplots(1, 5, figsize=(20, 4.2), sharey=True)
-    g_vals = GAP_GRID["gamma"]
-    gaps = gap_sweep("gamma", g_vals, seeds=seeds, n_layers=n_layers)
-    _gap_panel(axes[0], g_vals, gaps, ["d=2, k=5, n=1000"], "gamma", True)
-    axes[0].set_title("A  over gamma")
-    gammas = (1.0, 10.0, 100.0)
-    pooled = {g: [] for g in gammas}
-    for ax, param, letter, logx in zip(axes[1:], ("scale", "d", "k", "n"), "BCDE", (True, True, False, True)):
-        vals = GAP_GRID[param]
-        gaps = gap_sweep(param, vals, gammas=gammas, seeds=seeds, n_layers=n_layers)
-        _gap_panel(ax, vals, gaps, [f"gamma={g:g}" for g in gammas], param, logx)
-        ax.set_title(f"{letter}  over {param}")
-        for g, row in zip(gammas, gaps):
-            pooled[g].append(row.ravel())
-        ax.set_ylabel("")
-    axes[1].legend(fontsize=8)
-    summary = {g: float(np.mean(np.concatenate(v))) for g, v in pooled.items()}
+    from ..sweep import AUTHORS_PUBLISHED, N_STEPS, read_sweep, summarize
+
+    csv = Path(SWEEP_CSV if csv is None else csv)
+    if not csv.exists():
+        raise ValueError(f"csv={str(csv)!r} does not exist; write it with "
+                         f"python -m kmt_ref sweep --grid small --out {csv}")
+    rows = read_sweep(csv)
+    stats = summarize(rows)
+    gammas = list(stats)
+    cells = len({(r["Clusters"], r["Dimensions"], r["Points"], r["Scale"]) for r in rows})
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.6), sharey=True)
+    for ax, (column, label, logx) in zip(axes, _SWEEP_PANELS):
+        if logx:
+            ax.set_xscale("log")
+        _sweep_panel(ax, rows, column, gammas)
+        ax.set_xlabel(label)
+    axes[0].set_ylabel("Loss = log J (transformer) - log J (Lloyd)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2 * len(gammas), fontsize=9)
+    ours = ", ".join(f"{st['mean']:.3f}" for st in stats.values())
+    theirs = ", ".join(f"{AUTHORS_PUBLISHED[g][0]:.3f}" if g in AUTHORS_PUBLISHED else "-" for g in gammas)
+    nan = sum(st["nan"] for st in stats.values())
     fig.suptitle(
-        f"Finite-gamma gap after {n_layers} layers (line: median, band: 10-90% over {len(seeds)} tasks; base "
-        f"d={GAP_BASE['d']}, k={GAP_BASE['k']}, n={GAP_BASE['n']}, scale 1, gamma={GAP_BASE['gamma']:g}); "
-        "mean over panels B-E: " + ", ".join(f"{v:.3f} at gamma={g:g}" for g, v in summary.items())
-        + "\n(the authors' own sweep, another grid: 0.99, 0.27, 0.031); y axis symmetric-log, linear in [-0.01, 0.01]; "
-        "negative: the transformer ended in a better local minimum than Lloyd",
+        f"Finite-gamma gap of the authors' circuit (identity resets, linear center update) after {N_STEPS} steps, "
+        f"on {cells} cells of their sweep grid ({csv.name}; {nan} NaN rows left out: an empty cluster)\n"
+        f"line: median, band: 10-90%, open squares: mean; mean Loss at gamma = "
+        f"{', '.join(f'{g:g}' for g in gammas)}: {ours} here, {theirs} in the authors' table (their 10,000 cells); "
+        "y axis symmetric-log, linear in [-0.01, 0.01]",
         fontsize=10,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     save_png(fig, path)
     if out is not None:
-        out("fig2 mean gaps: " + ", ".join(f"gamma={g:g}: {v:.4f}" for g, v in summary.items()))
-    return summary
+        out("fig2 mean Loss: " + ", ".join(f"gamma={g:g}: {st['mean']:.4f}" for g, st in stats.items()))
+    return {g: st["mean"] for g, st in stats.items()}
 
 
 # --------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Figures 1-3 of Theorem 2.1 and the finite-gamma gap sweep (kmt_ref/viz/lloyd_figures.py)."""
+"""Figures 1-3 of Theorem 2.1; figure 2 drawn from the gamma sweep's CSV (kmt_ref/viz/lloyd_figures.py)."""
 import io
 
 import matplotlib
@@ -7,7 +7,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from kmt_ref import kmeans_transformer, lloyd  # noqa: E402
+from kmt_ref import kmeans_transformer  # noqa: E402
 from kmt_ref.data import gaussian_blobs  # noqa: E402
 from kmt_ref.demo import run_demo  # noqa: E402
 from kmt_ref.viz import lloyd_figures  # noqa: E402
@@ -52,17 +52,31 @@ def test_fig3_is_deterministic(tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
-def test_gap_sweep_limits():
-    # gamma = inf is Lloyd exactly: zero gap on every task
-    g = lloyd_figures.gap_sweep("gamma", (INF,), seeds=range(3), base=dict(lloyd_figures.GAP_BASE, n=100))
-    np.testing.assert_array_equal(g, np.zeros((1, 1, 3)))
-    # gamma = 1 is far from Lloyd (softmax over unit-scale distances is nearly uniform)
-    g = lloyd_figures.gap_sweep("n", (100,), gammas=(1.0,), seeds=range(3))
-    assert g.shape == (1, 1, 3) and np.all(g > 0.5)
+def test_fig2_is_drawn_from_the_sweep_csv(tmp_path):
+    from kmt_ref.sweep import run_sweep, summarize, read_sweep
+
+    csv = tmp_path / "s.csv"
+    run_sweep(csv, {"clusters": (5,), "dimensions": (1, 2), "points": (100,), "scale": (1, 3), "gamma": (1, 10, 100)},
+              log=lambda *_: None)
+    lines = []
+    a = lloyd_figures.fig2_finite_gamma_gap(tmp_path / "a.png", csv=csv, out=lines.append)
+    lloyd_figures.fig2_finite_gamma_gap(tmp_path / "b.png", csv=csv)
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    assert a == {g: st["mean"] for g, st in summarize(read_sweep(csv)).items()}
+    assert lines and lines[0].startswith("fig2 mean Loss: gamma=1:")
+
+
+def test_fig2_default_is_the_committed_small_grid():
+    assert lloyd_figures.SWEEP_CSV.name == "gamma_sweep_small.csv" and lloyd_figures.SWEEP_CSV.exists()
+
+
+def test_fig2_missing_csv(tmp_path):
+    with pytest.raises(ValueError, match="kmt_ref sweep --grid small"):
+        lloyd_figures.fig2_finite_gamma_gap(tmp_path / "a.png", csv=tmp_path / "none.csv")
 
 
 def test_scale_acts_on_block_1_only():
-    """Data scaled by s at gamma = block 1 at gamma * s^2 with block 3 still at gamma (fig. 2, panel B)."""
+    """Data scaled by s at gamma = block 1 at gamma * s^2 with block 3 still at gamma (default circuit)."""
     X, C0, _ = gaussian_blobs(3, 2, 20, rng=4)
     s = 3.0
     scaled = kmeans_transformer(s * X, s * C0, 5, gamma=10.0)
@@ -72,14 +86,3 @@ def test_scale_acts_on_block_1_only():
     # ... and not block 3 too: gamma_update = 90 is a different computation
     other = kmeans_transformer(X, C0, 5, gamma=90.0)
     assert np.max(np.abs(other.centers - plain.centers)) > 1e-6
-    # the sweep reports the same gap for both
-    gap = plain.log_objective[-1] - lloyd(X, C0, 5).log_objective[-1]
-    by_scale = lloyd_figures.gap_sweep("scale", (s,), gammas=(10.0,), seeds=[4], n_layers=5,
-                                       base=dict(lloyd_figures.GAP_BASE, n=60, k=3))
-    assert by_scale.shape == (1, 1, 1)
-    assert by_scale[0, 0, 0] == pytest.approx(gap, abs=1e-10)
-
-
-def test_gap_sweep_bad_param():
-    with pytest.raises(ValueError, match="param='temperature'"):
-        lloyd_figures.gap_sweep("temperature", (1.0,))

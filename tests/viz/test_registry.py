@@ -5,7 +5,7 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from kmt_ref.cli import main  # noqa: E402
-from kmt_ref.viz import lloyd_figures, registry  # noqa: E402
+from kmt_ref.viz import registry  # noqa: E402
 
 
 def test_figures_registered():
@@ -14,15 +14,8 @@ def test_figures_registered():
         assert name in names
 
 
-@pytest.fixture
-def small_gap_grid(monkeypatch):
-    monkeypatch.setattr(lloyd_figures, "GAP_SEEDS", range(2))
-    monkeypatch.setattr(lloyd_figures, "GAP_GRID", {
-        "gamma": (1.0, 100.0), "scale": (1.0, 4.0), "d": (1, 2), "k": (2, 3), "n": (30, 60)})
-
-
 @pytest.mark.parametrize("only", ["fig1_validation", "fig2_finite_gamma_gap", "fig3_weights_and_attention"])
-def test_figures_command_writes_each_file(tmp_path, only, small_gap_grid, capsys):
+def test_figures_command_writes_each_file(tmp_path, only, capsys):
     assert main(["figures", "--outdir", str(tmp_path), "--only", only]) == 0
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == [only + ".png"]

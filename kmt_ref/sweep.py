@@ -1,0 +1,313 @@
+"""``python -m kmt_ref sweep``: the authors' gamma sweep, re-run in NumPy (float64).
+
+The authors' ``klic_parameter_sweep.py`` (``rithram/kmeans-trf``) runs Lloyd's
+algorithm and their hand-set transformer ``CModel(osa=True, ldp=True)`` for 10
+steps on every cell of a grid and publishes ``results/klic_parameter_sweep.csv``
+(30,000 rows). This module re-runs that protocol and writes a CSV with exactly
+their columns, so the two tables can be compared cell by cell.
+
+The grid (theirs, :data:`PAPER_GRID`)
+-------------------------------------
+dimensions d = 1..10; clusters k = 5, 10, ..., 50; points
+``np.logspace(2, 6, 10, dtype=int)`` = 100, 278, ..., 1,000,000; scale 1..10;
+gamma in {1, 10, 100}: 10,000 data cells, three rows (one per gamma) each.
+``--grid small`` (:data:`SMALL_GRID`) is a subset of the same values.
+
+One data cell (k, d, points, scale)
+-----------------------------------
+- data: k means uniform in [0, 1]^d, ``points // k`` draws from N(mean, 0.01 I)
+  around each (so n = k * (points // k); the column ``Points`` keeps the
+  nominal value, as theirs), min-max scaled per dimension, multiplied by
+  ``scale``, shuffled; the initial centers are the first k points
+  (:func:`kmt_ref.data.gaussian_blobs`, then the scale);
+- seed: ``numpy.random.default_rng([k, d, points, scale])`` (:func:`cell_rng`).
+  Theirs is torch's global stream, whose draws cannot be reproduced without
+  torch (not a dependency), so the cells hold other draws of the same law;
+- Lloyd: :func:`kmt_ref.lloyd`, 10 iterations;
+- the transformer, per gamma: ``kmeans_transformer(X, C0, 10, gamma=g,
+  center_update="linear", gamma_reset=inf)`` -- identity reset blocks and the
+  normalised dot-product (linear) center update, i.e. their ``CModel(osa=True,
+  ldp=True)``;
+- ``Loss = log J(transformer's C_10) - log J(Lloyd's C_10)`` with
+  ``J(C) = sum_i min_j ||x_i - c_j||^2``; ``Iteration`` is -1 as in theirs.
+
+Empty clusters: the cells written NaN
+-------------------------------------
+Their CSV has an empty Loss (NaN) in 148 rows: 49 data cells at all three
+gammas, and one more at gamma = 100 only. The first kind is Lloyd's: their
+``lloyds.py`` takes ``torch.mean`` over a cluster's members, which is NaN for
+an empty cluster, and the NaN center makes the final objective NaN at every
+gamma. The second is the transformer's linear update dividing 0 by 0 when a
+cluster's weights all underflow. We write NaN (an empty field, as pandas
+does) in exactly these two cases: if Lloyd leaves a cluster empty in any of
+its 10 assignment steps (kmt_ref's Lloyd would keep the old center; we
+follow theirs), and, per gamma, if the transformer raises
+:class:`kmt_ref.EmptyClusterError`. The command reports how many of each.
+
+Resuming
+--------
+Rows are appended one data cell at a time and flushed, ordered by points
+(smallest first), then clusters, dimensions, scale. Re-running the same
+command skips every (Clusters, Dimensions, Points, Scale, Gamma) already in
+``--out``; a line cut short by an interruption is dropped and recomputed.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .algorithms.lloyd import kmeans_transformer, lloyd
+from .core.tokens import EmptyClusterError
+from .data import gaussian_blobs
+from .validation import check_count, check_output_file
+
+__all__ = ["COLUMNS", "PAPER_GRID", "SMALL_GRID", "GRIDS", "N_STEPS", "AUTHORS_PUBLISHED", "cell_rng",
+           "cell_data", "cell_losses", "grid_cells", "read_sweep", "run_sweep", "summarize", "register"]
+
+#: the header of their CSV, in their order
+COLUMNS = ("Clusters", "Iteration", "Dimensions", "Gamma", "Points", "Loss", "Scale")
+
+#: their grid (klic_parameter_sweep.py)
+PAPER_GRID = {
+    "clusters": tuple(range(5, 55, 5)),
+    "dimensions": tuple(range(1, 11)),
+    "points": tuple(int(p) for p in np.logspace(2, 6, 10, dtype=int)),  # 100, 278, ..., 1000000
+    "scale": tuple(range(1, 11)),
+    "gamma": (1, 10, 100),
+}
+
+#: a subset of their values: 4 x 4 x 4 x 4 = 256 data cells (768 rows), under a minute on one core
+SMALL_GRID = {
+    "clusters": (5, 20, 35, 50),
+    "dimensions": (1, 4, 7, 10),
+    "points": (100, 278, 774, 2154),
+    "scale": (1, 4, 7, 10),
+    "gamma": (1, 10, 100),
+}
+
+GRIDS = {"small": SMALL_GRID, "paper": PAPER_GRID}
+
+#: Lloyd iterations = transformer layers
+N_STEPS = 10
+
+#: their results/klic_parameter_sweep.csv (rithram/kmeans-trf), per gamma over all 10,000 cells:
+#: (mean Loss over the non-NaN rows, median, NaN rows)
+AUTHORS_PUBLISHED = {1: (0.993, 0.303, 49), 10: (0.267, 0.0, 49), 100: (0.031, -0.0, 50)}
+
+
+def cell_rng(k, d, points, scale):
+    """The generator of one data cell: ``numpy.random.default_rng([k, d, points, scale])``."""
+    return np.random.default_rng([int(k), int(d), int(points), int(scale)])
+
+
+def cell_data(k, d, points, scale):
+    """The data of one cell (module docstring): X (d, k * (points // k)) and C0 (d, k)."""
+    X, C0, _ = gaussian_blobs(k, d, points // k, std=0.1, rng=cell_rng(k, d, points, scale))
+    return scale * X, scale * C0
+
+
+def _lloyd_empties(labels, k):
+    """Whether any of Lloyd's assignment steps (rows of ``labels``, (T, n)) leaves a cluster empty."""
+    return any(np.bincount(row, minlength=k).min() == 0 for row in labels)
+
+
+def cell_losses(k, d, points, scale, gammas=(1, 10, 100), n_steps=N_STEPS):
+    """Loss of one data cell at each gamma, and why a Loss is NaN.
+
+    Returns
+    -------
+    dict of gamma -> (float, str or None)
+        ``(Loss, None)``, or ``(nan, "lloyd")`` if Lloyd empties a cluster,
+        ``(nan, "transformer")`` if the transformer's linear update does.
+    """
+    X, C0 = cell_data(k, d, points, scale)
+    ref = lloyd(X, C0, n_steps)
+    if _lloyd_empties(ref.labels, k):
+        return {g: (math.nan, "lloyd") for g in gammas}
+    out = {}
+    for g in gammas:
+        try:
+            tr = kmeans_transformer(X, C0, n_steps, gamma=g, center_update="linear", gamma_reset=np.inf)
+        except EmptyClusterError:
+            out[g] = (math.nan, "transformer")
+            continue
+        out[g] = (float(tr.log_objective[-1] - ref.log_objective[-1]), None)
+    return out
+
+
+def grid_cells(grid, max_points=None):
+    """The data cells (k, d, points, scale) of a grid, cheapest points first."""
+    return [(k, d, p, s) for p in grid["points"] if max_points is None or p <= max_points
+            for k in grid["clusters"] for d in grid["dimensions"] for s in grid["scale"]]
+
+
+def _row_key(row):
+    return (row["Clusters"], row["Dimensions"], row["Points"], row["Scale"], row["Gamma"])
+
+
+def read_sweep(path):
+    """The rows of a sweep CSV (ours or theirs) as dicts of ints and a float ``Loss`` (NaN if empty).
+
+    Raises
+    ------
+    ValueError
+        The header is not :data:`COLUMNS` or a complete line is not a row.
+    """
+    path = Path(path)
+    with path.open(newline="") as f:
+        lines = f.read().splitlines(keepends=True)
+    if not lines or lines[0].strip() != ",".join(COLUMNS):
+        raise ValueError(f"{str(path)!r} is not a sweep CSV: its first line should be {','.join(COLUMNS)!r}")
+    if not lines[-1].endswith("\n"):
+        lines = lines[:-1]  # cut short by an interruption: recomputed on resume
+    rows = []
+    for no, line in enumerate(csv.reader(lines[1:]), start=2):
+        try:
+            if len(line) != len(COLUMNS):
+                raise ValueError
+            row = {c: int(float(v)) for c, v in zip(COLUMNS, line) if c != "Loss"}
+            row["Loss"] = float(line[COLUMNS.index("Loss")] or "nan")
+        except ValueError:
+            raise ValueError(f"{str(path)!r} line {no} is not a sweep row: {','.join(line)!r}") from None
+        rows.append(row)
+    return rows
+
+
+def _format(value):
+    return "" if isinstance(value, float) and math.isnan(value) else repr(value)
+
+
+def summarize(rows, gammas=None):
+    """Per gamma: rows, mean and median Loss over the non-NaN rows, NaN rows.
+
+    Returns
+    -------
+    dict of gamma -> dict with keys ``rows``, ``mean``, ``median``, ``nan``
+    """
+    gammas = sorted({r["Gamma"] for r in rows}) if gammas is None else gammas
+    out = {}
+    for g in gammas:
+        loss = np.array([r["Loss"] for r in rows if r["Gamma"] == g], dtype=float)
+        ok = loss[~np.isnan(loss)]
+        out[g] = {"rows": loss.size, "mean": float(np.mean(ok)) if ok.size else math.nan,
+                  "median": float(np.median(ok)) if ok.size else math.nan, "nan": int(loss.size - ok.size)}
+    return out
+
+
+class _Progress:
+    """One status line on stderr: rewritten in place on a terminal, every 5% otherwise."""
+
+    def __init__(self, cells, stream):
+        self.weights = [p * k for k, _, p, _ in cells]  # the cost of a cell grows about as n * k
+        self.total, self.done_weight, self.done = sum(self.weights) or 1, 0, 0
+        self.stream, self.tty = stream, stream.isatty()
+        self.t0, self.last = time.perf_counter(), -1
+
+    def step(self, i):
+        self.done += 1
+        self.done_weight += self.weights[i]
+        frac = self.done_weight / self.total
+        elapsed = time.perf_counter() - self.t0
+        eta = elapsed * (1 - frac) / frac if frac > 0 else math.inf
+        msg = (f"sweep: {self.done}/{len(self.weights)} cells ({100 * frac:.1f}% of the work), "
+               f"{elapsed:.0f} s elapsed, about {eta:.0f} s left")
+        if self.tty:
+            print("\r" + msg, end="" if self.done < len(self.weights) else "\n", file=self.stream, flush=True)
+        elif int(20 * frac) > self.last or self.done == len(self.weights):
+            self.last = int(20 * frac)
+            print(msg, file=self.stream, flush=True)
+
+
+def run_sweep(out, grid="small", max_points=None, progress=None, log=print):
+    """Run (or resume) the sweep into the CSV ``out``; return the summary of its rows and the NaN causes.
+
+    Parameters
+    ----------
+    out : str or Path
+        The CSV. If it exists it must be a sweep CSV; its rows are kept and
+        the cells it holds are skipped.
+    grid : {"small", "paper"} or dict
+        :data:`SMALL_GRID`, :data:`PAPER_GRID`, or a dict with their keys.
+    max_points : int, optional
+        Only the cells with ``points <= max_points``.
+    progress : file-like, optional
+        Where the progress line goes (None: no progress display).
+    log : callable
+
+    Returns
+    -------
+    summary : dict
+        :func:`summarize` of every row now in ``out``.
+    causes : dict
+        ``{"lloyd": rows, "transformer": rows}`` written NaN in this run.
+    """
+    grid = GRIDS[grid] if isinstance(grid, str) else grid
+    out = Path(out)
+    done = {_row_key(r) for r in read_sweep(out)} if out.exists() else set()
+    if out.exists():
+        text = out.read_text()
+        if not text.endswith("\n"):  # drop a line cut short
+            out.write_text(text[: text.rfind("\n") + 1])
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(",".join(COLUMNS) + "\n")
+    todo = []
+    for cell in grid_cells(grid, max_points):
+        gammas = [g for g in grid["gamma"] if (*cell, g) not in done]
+        if gammas:
+            todo.append((cell, gammas))
+    n_rows = len(grid_cells(grid, max_points)) * len(grid["gamma"])
+    log(f"sweep: {n_rows - sum(len(g) for _, g in todo)} of {n_rows} rows already in {out}; "
+        f"{len(todo)} data cells to run")
+    bar = _Progress([c for c, _ in todo], progress) if progress is not None and todo else None
+    causes = {"lloyd": 0, "transformer": 0}
+    with out.open("a", newline="") as f:
+        for i, ((k, d, p, s), gammas) in enumerate(todo):
+            losses = cell_losses(k, d, p, s, gammas)
+            lines = []
+            for g in gammas:
+                loss, why = losses[g]
+                if why:
+                    causes[why] += 1
+                lines.append(",".join(_format(v) for v in (k, -1, d, g, p, loss, s)) + "\n")
+            f.write("".join(lines))
+            f.flush()
+            if bar:
+                bar.step(i)
+    return summarize(read_sweep(out)), causes
+
+
+def _sweep_command(args):
+    """``python -m kmt_ref sweep``: check --out (and any rows in it) and --max-points, then run."""
+    out = check_output_file(args.out, "--out")
+    if args.max_points is not None:
+        check_count(args.max_points, "--max-points", minimum=1)
+    if out.exists():
+        read_sweep(out)  # a file that is not a sweep CSV is refused, never overwritten
+    summary, causes = run_sweep(out, args.grid, args.max_points, progress=sys.stderr)
+    print(f"{'gamma':>6} {'rows':>6} {'mean Loss':>10} {'median':>10} {'NaN':>5}   "
+          "(all rows in the file; theirs over their 10,000 cells: mean, median, NaN)")
+    for g, st in summary.items():
+        theirs = AUTHORS_PUBLISHED.get(g)
+        theirs = f"   theirs: {theirs[0]:.3f}, {theirs[1]:.3f}, {theirs[2]}" if theirs else ""
+        print(f"{g:>6} {st['rows']:>6} {st['mean']:>10.4f} {st['median']:>10.4f} {st['nan']:>5}{theirs}")
+    print(f"NaN rows written in this run: {causes['lloyd']} where Lloyd emptied a cluster, "
+          f"{causes['transformer']} where the transformer's linear update did; wrote {out}")
+    return 0
+
+
+def register(sub):
+    """Add the ``sweep`` command to the ``python -m kmt_ref`` parser."""
+    p = sub.add_parser("sweep", help="the authors' gamma sweep (klic_parameter_sweep.py) as a CSV")
+    p.add_argument("--grid", choices=sorted(GRIDS), default="small",
+                   help="small: 256 data cells of their values (under a minute); paper: their 10,000 "
+                        "(30,000 rows; hours, resumable)")
+    p.add_argument("--out", required=True, help="the CSV to write, or to resume if it exists")
+    p.add_argument("--max-points", type=int, default=None,
+                   help="only cells with at most this many points (the large n take most of the time)")
+    p.set_defaults(func=_sweep_command)
