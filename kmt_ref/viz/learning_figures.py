@@ -151,7 +151,7 @@ def fig5_training(path):
     axs[1, 2].set_ylabel("log objective after 20 steps")
     axs[1, 2].set_title("task families (trained on normal only)", fontsize=9)
     axs[1, 2].legend(fontsize=8)
-    fig.suptitle("Learning the algorithm : d=32, k=10, trained at n=512 "
+    fig.suptitle("Learning the algorithm: d=32, k=10, trained at n=512 "
                  f"(evaluation seed {info.get('seed', EVAL_SEED)}, no dropout at evaluation)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
