@@ -32,7 +32,7 @@ from .algorithms import (lloyd, soft_kmeans, spherical_kmeans, trimmed_kmeans_at
                          trimmed_kmeans_transformer, robust_kmeans_transformer, randomized_kmedoids_transformer)
 
 # data and the estimator
-from .data import validation_data, toy_data, gaussian_blobs
+from .data import paper_validation_data, validation_data, toy_data, gaussian_blobs
 from .estimator import KMeansTransformer
 
 __version__ = "0.1.0"

@@ -39,10 +39,10 @@ __all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "linear
 def _best_prefix(z_desc):
     """The number ``s*`` of members kept, for scores sorted in descending order.
 
-    ``tau = max_s (S_s - 1)/s`` (``S_s`` the partial sums); ``s*`` is the
+    ``tau = max_s (z_{1:s} - 1)/s`` (``z_{1:s}`` the partial sums); ``s*`` is the
     number of scores ``>= tau`` if ``tau > z_(1) - 1``, else 1 (a unique best
     member at least 1 above the rest). That is the largest maximiser of
-    ``(S_s - 1)/s`` unless 1 is a maximiser: the alpha -> inf limit of
+    ``(z_{1:s} - 1)/s`` unless 1 is a maximiser: the alpha -> inf limit of
     alpha-normmax at ties, the rule of
     :func:`kmt_ref.core.sparse.infinity_normmax_support` (proof in
     :func:`kmt_ref.core.sparse.normmax`), with the same comparisons.
@@ -85,12 +85,12 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
 
         l_i = argmin_j ||x_i - c_j||^2                         (ties: lowest j)
         z_i = -gamma2 ||x_i - c_j||^2 for the members i of cluster j,
-              sorted z_(1) >= z_(2) >= ...,  S_s = z_(1) + ... + z_(s)
-        s*  = largest argmax_s (S_s - 1) / s, or 1 when s = 1 attains the maximum,
+              sorted z_(1) >= z_(2) >= ...,  z_{1:s} = z_(1) + ... + z_(s)
+        s*  = largest argmax_s (z_{1:s} - 1) / s, or 1 when s = 1 attains the maximum,
               i.e. z_(1) - z_(2) >= 1 (the alpha -> inf limit of normmax; _best_prefix)
         c_j <- mean of the s* members with the largest z       (empty: c_j)
 
-    ``(S_s - 1)/s`` is the alpha = inf normmax closed form (SPEC §2). A member
+    ``(z_{1:s} - 1)/s`` is the alpha = inf normmax closed form (SPEC §2). A member
     is dropped when it is farther than the kept ones by a margin of order
     ``1/gamma2`` in squared distance: ``gamma2 = 0`` keeps every member
     (Lloyd), ``gamma2 -> inf`` keeps only the closest member. Equal distances
@@ -276,7 +276,7 @@ def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
       ``sigma`` of the limit scores, which must weigh equal scores equally: a
       contradiction.
     - *normmax at alpha = inf* (uniform over the top ``s*``, ``s*`` maximising
-      ``(S_s - 1)/s``): as ``lam -> 0`` the gaps vanish while ``(S_s - 1)/s``
+      ``(z_{1:s} - 1)/s``): as ``lam -> 0`` the gaps vanish while ``(z_{1:s} - 1)/s``
       grows with s by ``1/(s (s + 1))``, so ``s* = m``: every member, Lloyd.
     - *hardmax* (lowest index, or averaging over the maximum set): the kept
       points must share the top score and the dropped ones score lower, for
@@ -344,7 +344,7 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     -----
     Block 3 over ``z_i = -gamma1 ||e_j - y_i||^2 - gamma2 ||c_j - x_i||^2``
     with ``normmax_inf`` gives the uniform mean of the ``s*`` members with the
-    largest ``z``, ``s* = argmax_s (S_s - 1)/s`` (SPEC §2): members farther
+    largest ``z``, ``s* = argmax_s (z_{1:s} - 1)/s`` (SPEC §2): members farther
     than the kept ones by roughly ``1/gamma2`` in squared distance are trimmed.
     Proof of the weights: :func:`sparse_update_weights`. **(open)**: the paper
     does not state this construction; it is the project's own.

@@ -225,7 +225,7 @@ assert np.array_equal(layer.weights["2"], np.eye(n))                          # 
 
 # %% [markdown]
 # Block 1: each point (column) puts weight 1 on its nearest center. Block 2 and block 4: identity.
-# Block 3: each center spreads weight $1/|S_j|$ uniformly over its members (and 0 on its own token).
+# Block 3: each center spreads weight $1/|M_j|$ ($M_j$ the member set) uniformly over its members (and 0 on its own token).
 #
 # ## 6. Layer by layer: the transformer equals Lloyd's algorithm
 #

@@ -43,9 +43,9 @@ print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
 # Each maps a column of scores to the probability simplex, like softmax, but can return **exact zeros**:
 #
 # * **sparsemax** (Martins & Astudillo 2016): $\mathrm{sparsemax}(z) = \arg\min_{p\in\Delta}\|p - z\|^2 = [z - \tau]_+$,
-#   with $\tau = \max_s (S_s - 1)/s$, $S_s$ the sum of the $s$ largest scores;
+#   with $\tau = \max_s (z_{1:s} - 1)/s$, $z_{1:s}$ the sum of the $s$ largest scores;
 # * **α-normmax** (Santos et al. 2024): $\arg\max_{p\in\Delta}\langle p, z\rangle - \|p\|_\alpha$; for α = ∞ it is the
-#   **uniform** distribution on the $s^*$ largest scores, $s^*$ the largest maximiser of $(S_s-1)/s$ (the α → ∞
+#   **uniform** distribution on the $s^*$ largest scores, $s^*$ the largest maximiser of $(z_{1:s}-1)/s$ (the α → ∞
 #   limit; one-hot when the top score is at least 1 above the rest): sparsemax's support, plus the scores at τ;
 # * **Gumbel-max**: one-hot on $\arg\max_i (z_i + g_i)$ with i.i.d. standard Gumbel $g_i$: a sample from softmax(z).
 #
@@ -103,7 +103,7 @@ GAMMA2, GAMMA_ROBUST, GAMMA_MEDOID = 3.0, 4.0, 20.0
 # token). With $\gamma_1 \gg \gamma_2$ non-members are more than 1 below every member, so normmax gives them weight 0,
 # and each center moves to the uniform mean of its $s^*$ closest members:
 #
-# $$c_j \leftarrow \frac{1}{s^*}\sum_{i \in \text{top } s^* \text{ members}} x_i, \qquad s^* = \arg\max_s \frac{S_s - 1}{s}, \quad z_i = -\gamma_2\|x_i - c_j\|^2 .$$
+# $$c_j \leftarrow \frac{1}{s^*}\sum_{i \in \text{top } s^* \text{ members}} x_i, \qquad s^* = \arg\max_s \frac{z_{1:s} - 1}{s}, \quad z_i = -\gamma_2\|x_i - c_j\|^2 .$$
 
 # %%
 tr_trim = trimmed_kmeans_transformer(X, C0, T, GAMMA2, record=True)
@@ -119,8 +119,8 @@ print("outliers kept by any center:", int((W3[:n][is_out] > 0).sum()))
 # %% [markdown]
 # ## 4. Robust k-means as sparsemax attention (the authors' rule)
 #
-# Assign as Lloyd; then $c_j \leftarrow \sum_{i\in S_j} p_i x_i$ with
-# $p = \mathrm{sparsemax}_{i\in S_j}(-\gamma\|x_i-c_j\|^2/\sqrt d)$ (their default γ = 0.01; we use a larger γ so
+# Assign as Lloyd; then $c_j \leftarrow \sum_{i\in M_j} p_i x_i$ with
+# $p = \mathrm{sparsemax}_{i\in M_j}(-\gamma\|x_i-c_j\|^2/\sqrt d)$ (their default γ = 0.01; we use a larger γ so
 # that the sparsity shows on unit-scale data). Same weights as above with $\gamma_2 = \gamma/\sqrt d$, sparsemax instead of normmax.
 
 # %%
@@ -138,7 +138,7 @@ print("nonzero weights per center:", (W3r[:n] > 0).sum(axis=0), "| largest weigh
 # averaging block 3 with $V$ copying $x$ into those rows). Block 3 then scores members by
 # $-\gamma\|x_i-\mu_j\|^2$ and takes the **hard Gumbel** sample: the new center is the member
 #
-# $$i^* = \arg\max_{i \in S_j}\big(-\gamma\|x_i-\mu_j\|^2 + g_{ij}\big) \sim \mathrm{softmax}_{i\in S_j}(-\gamma\|x_i-\mu_j\|^2).$$
+# $$i^* = \arg\max_{i \in M_j}\big(-\gamma\|x_i-\mu_j\|^2 + g_{ij}\big) \sim \mathrm{softmax}_{i\in M_j}(-\gamma\|x_i-\mu_j\|^2).$$
 #
 # The reference draws the same Gumbel array from the same `Generator`, so the same seed gives the **identical** result.
 
