@@ -163,6 +163,12 @@ def one_hot_count(W, axis=0):
     return int(np.sum(exact))
 
 
+def _float32_block1(X, C, gamma):
+    """Block 1's weights ``softmax_gamma(-D)`` (k, n) with ``D_ij = ||x_i - c_j||^2`` cast to float32 first."""
+    _, D = assign(X, C)  # (k, n)
+    return softmax((-D).astype(np.float32), gamma=gamma, axis=0)
+
+
 def float32_one_hot(X, C, gamma):
     """Exactly one-hot block-1 weights if the softmax were computed in float32.
 
@@ -181,8 +187,7 @@ def float32_one_hot(X, C, gamma):
         ``gamma * gap > 103.97`` (float32 ``exp`` underflow), where ``gap`` is
         the distance to the second-nearest minus the nearest center.
     """
-    _, D = assign(X, C)  # (k, n)
-    return one_hot_count(softmax((-D).astype(np.float32), gamma=gamma, axis=0))
+    return one_hot_count(_float32_block1(X, C, gamma))
 
 
 def float32_max_weight_one(X, C, gamma):
@@ -205,9 +210,7 @@ def float32_max_weight_one(X, C, gamma):
         other ``exp`` terms, which is 1.0 in float32 iff ``s <= 2**-24``
         (about ``gamma * gap > 16.6``); the other weights need not be 0.
     """
-    _, D = assign(X, C)  # (k, n)
-    W = softmax((-D).astype(np.float32), gamma=gamma, axis=0)
-    return int(np.sum(W.max(axis=0) == 1))
+    return int(np.sum(_float32_block1(X, C, gamma).max(axis=0) == 1))
 
 
 @dataclass
