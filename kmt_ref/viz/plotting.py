@@ -195,11 +195,13 @@ def _block_ticks(ax, blocks, axis):
     if axis == "y":
         ax.set_yticks(centers, names)
     else:
-        ax.set_xticks(centers, names)
+        # neighbouring one-row blocks ("norm", "one") would collide side by side: turn them upright
+        crowded = len(centers) > 1 and np.min(np.diff(centers)) < 1.5
+        ax.set_xticks(centers, names, rotation=90 if crowded else 0)
 
 
 def plot_matrix(M, ax=None, row_blocks=None, col_blocks="same", title=None, cmap="RdBu_r",
-                vmax=None, annotate=None, colorbar=False):
+                vmax=None, annotate=None, colorbar=True):
     """Heatmap of a matrix with its row/column blocks separated and named.
 
     Parameters
@@ -219,6 +221,8 @@ def plot_matrix(M, ax=None, row_blocks=None, col_blocks="same", title=None, cmap
     annotate : bool, optional
         Write each non-zero value in its cell (default: when both sides <= 12).
     colorbar : bool
+        Draw a colorbar beside ``ax`` (default). :func:`plot_weights` turns it
+        off and draws one shared colorbar for its grid.
 
     Returns
     -------
@@ -250,7 +254,7 @@ def plot_matrix(M, ax=None, row_blocks=None, col_blocks="same", title=None, cmap
 
 
 def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query", key_label="key",
-                   cmap="viridis", colorbar=False):
+                   cmap="viridis", colorbar=True):
     """One attention matrix ``sigma(S)``: keys down the rows, queries along the columns.
 
     Parameters
@@ -267,6 +271,8 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
     cmap : str
         Sequential, range [0, 1].
     colorbar : bool
+        Draw a colorbar beside ``ax`` (default), so a weight such as 1/8 can
+        be read; :func:`plot_layer_attention` draws one shared colorbar instead.
 
     Returns
     -------
@@ -306,7 +312,8 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None):
         ``LayerRecord.weights`` of :func:`kmt_ref.attention.layer_forward`
         (``record=True``): block name -> ``sigma(S)``.
     axes : sequence of matplotlib Axes, optional
-        One per block.
+        One per block. Without them the figure uses the constrained layout
+        (do not call ``tight_layout`` on it: the shared colorbar spans the axes).
     roles : dict of str -> (query label, key label, title), optional
         Default :data:`BLOCK_ROLES` (the Theorem 2.1 blocks).
     n_points : int, optional
@@ -316,11 +323,12 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None):
     Returns
     -------
     matplotlib.figure.Figure
+        With one colorbar on ``[0, 1]`` shared by the blocks.
     """
     roles = BLOCK_ROLES if roles is None else roles
     names = sorted(weights)
     if axes is None:
-        fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.2))
+        fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names) + 0.6, 3.2), layout="constrained")
         axes = np.atleast_1d(axes)
     fig = axes[0].figure
     for ax, name in zip(axes, names):
@@ -329,7 +337,10 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None):
         key_blocks = None
         if n_points is not None and W.shape[0] > n_points:
             key_blocks = [("points", slice(0, n_points)), ("centers", slice(n_points, W.shape[0]))]
-        plot_attention(W, ax=ax, title=title, key_blocks=key_blocks, query_label=q_label, key_label=k_label)
+        plot_attention(W, ax=ax, title=title, key_blocks=key_blocks, query_label=q_label, key_label=k_label,
+                       colorbar=False)
+    used = list(axes[:len(names)])
+    fig.colorbar(used[0].images[-1], ax=used, fraction=0.02, pad=0.02, label="attention weight")
     return fig
 
 
@@ -345,21 +356,25 @@ def plot_weights(params, emb, names=None, axes=None, ncols=3):
         Which entries, in order (default: ``Q1 K1 V1 ... Q4 K4 V4``), one row of
         the grid per ``ncols`` names.
     axes : array of matplotlib Axes, optional
+        Without them the figure uses the constrained layout (no ``tight_layout``).
     ncols : int
 
     Returns
     -------
     matplotlib.figure.Figure
+        With one colorbar shared by the whole grid (all on ``[-1, 1]``).
     """
     if names is None:
         names = [f"{m}{b}" for b in "1234" for m in "QKV"]
     if axes is None:
         nrows = -(-len(names) // ncols)
-        fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.6 * nrows))
+        fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols + 0.6, 2.6 * nrows), layout="constrained")
     axes = np.ravel(axes)
     blocks = embedding_blocks(emb)
     for ax, name in zip(axes, names):
-        plot_matrix(params[name], ax=ax, row_blocks=blocks, title=name, vmax=1.0)
+        plot_matrix(params[name], ax=ax, row_blocks=blocks, title=name, vmax=1.0, colorbar=False)
+    used = list(axes[:len(names)])
+    used[0].figure.colorbar(used[0].images[-1], ax=used, fraction=0.02, pad=0.02, label="weight (shared scale)")
     return axes[0].figure
 
 

@@ -114,7 +114,6 @@ assert np.array_equal(params["V2"], -P_Y) and np.array_equal(params["V4"], -P_X)
 assert np.array_equal(params["K3"], projector(emb, "y", "flag"))   # the project's extension
 fig = plotting.plot_weights(params, emb, names=[f"{m}{b}" for m in "QKV" for b in "1234"], ncols=4)
 fig.suptitle("Hand-set Q, K, V (rows: Q, K, V; columns: blocks 1-4)")
-fig.tight_layout()
 
 # %% [markdown]
 # ## 4. The four blocks, one at a time
@@ -218,7 +217,6 @@ assert np.array_equal(trf_sorted.labels, ref.labels[:2][:, order])
 layer = trf_sorted.layers[1]                                      # layer 2: the step shown above
 fig = plotting.plot_layer_attention(layer.weights, n_points=n)
 fig.suptitle("Layer 2 at gamma = inf: attention matrices of blocks 1-4")
-fig.tight_layout()
 W1 = layer.weights["1"]
 assert W1.shape == (k, n) and np.array_equal(W1.sum(axis=0), np.ones(n))   # one-hot columns
 assert np.array_equal(layer.weights["2"], np.eye(n))                          # identity

@@ -82,7 +82,6 @@ print("softmax of both: identical for gamma = 1, 10, 1000")
 # %%
 fig = plot_weights(params, emb, ncols=6)
 fig.set_size_inches(15, 5.5)
-fig.tight_layout()
 
 # %% [markdown]
 # ## 2. A ReQU feed-forward block computes a squared norm
@@ -135,7 +134,10 @@ print("block 3 scores of center 3 (empty): points", np.unique(S3[:n, 3]), " own 
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
 plot_log_objective({"Lloyd": ref.log_objective, "Theorem 2.2": trf.log_objective}, ax=axes[0],
                    styles={"Theorem 2.2": {"ls": "--"}})
-plot_attention(trf.layers[0].weights["3"], ax=axes[1], title="block 3 attention, layer 1",
+W3 = trf.layers[0].weights["3"]                                   # (n + k, k): keys = points, then centers
+by_cluster = np.argsort(trf.labels[0], kind="stable")             # points grouped by their layer-1 cluster
+plot_attention(np.vstack([W3[:n][by_cluster], W3[n:]]), ax=axes[1],
+               title="block 3 attention, layer 1 (points sorted by cluster)",
                key_blocks=[("points", slice(0, n)), ("centers", slice(n, n + 4))],
                query_label="centers", key_label="keys")
 fig.tight_layout()

@@ -56,3 +56,18 @@ def test_plot_bad_shapes():
     with pytest.raises(ValueError, match="centers must have shape"):
         plotting.plot_center_trajectories(np.zeros((2, 4)), np.zeros((2, 3)))
     plt.close("all")
+
+
+def _n_colorbars(fig):
+    return sum(getattr(ax, "_colorbar", None) is not None for ax in fig.axes)
+
+
+def test_attention_and_weight_plots_have_colorbars(toy_runs):
+    X, _, tr = toy_runs
+    params, emb = lloyd_weights(2, 3)
+    figs = [plotting.plot_attention(tr.layers[0].weights["3"]), plotting.plot_matrix(params["K3"]),
+            plotting.plot_layer_attention(tr.layers[0].weights, n_points=X.shape[1]),
+            plotting.plot_weights(params, emb)]
+    for fig in figs:
+        assert _n_colorbars(fig) == 1  # a single (shared) scale per figure
+        plt.close(fig)
