@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
 
 from .. import (kmeans_transformer, lloyd, randomized_kmedoids_transformer, robust_kmeans_transformer,
-                soft_kmeans_transformer, trimmed_kmeans_transformer)
+                kmeans_objective, soft_kmeans_transformer, trimmed_kmeans_transformer)
 from ..data import blobs_with_outliers, toy_data
 from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories
 
 __all__ = ["plot_soft_beta_sweep", "figure_soft_beta_sweep", "plot_listening", "run_all_variants",
-           "figure_variants_outliers"]
+           "plot_variants_outliers", "figure_variants_outliers"]
 
 
 # --------------------------------------------------------------------------
@@ -137,32 +138,95 @@ def run_all_variants(X, C0, n_layers, *, gamma2, gamma_robust, gamma_medoid, see
     }
 
 
+def _edge_markers(ax, X, box, **kw):
+    """Draw the points of X (2, m) that fall outside ``box = (lo, hi)`` clipped onto its border; return how many."""
+    lo, hi = box
+    outside = np.any((X < lo[:, None]) | (X > hi[:, None]), axis=0)
+    if outside.any():
+        pad = 0.02 * (hi - lo)
+        P = np.clip(X[:, outside], (lo + pad)[:, None], (hi - pad)[:, None])
+        ax.scatter(P[0], P[1], clip_on=False, zorder=5, **kw)
+    return int(outside.sum())
+
+
+def plot_variants_outliers(X, is_out, traces, fig=None, margin=0.15):
+    """Figure 4's drawing: each run's centers (top) and block 3's listening lines (bottom), one column per run.
+
+    Parameters
+    ----------
+    X : ndarray, shape (2, n)
+    is_out : ndarray of bool, shape (n,)
+        Which points are outliers: left out of the objective in the titles and
+        of the axis range; drawn as red crosses clipped onto the border of the axes.
+    traces : dict name -> ClusteringTrace
+        With ``record=True`` (:func:`run_all_variants`).
+    fig : matplotlib Figure, optional
+    margin : float
+        Added around the inliers (and center paths) to set the axes.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Titles give log J of the inliers only,
+        ``log sum_{i inlier} min_j ||x_i - c_j||^2`` at the final centers.
+    """
+    X = np.asarray(X, dtype=float)
+    is_out = np.asarray(is_out, dtype=bool)
+    Xin = X[:, ~is_out]
+    if fig is None:
+        fig = plt.figure(figsize=(3.4 * len(traces), 7.8))
+    axes = fig.subplots(2, len(traces), squeeze=False)
+    paths = np.concatenate([tr.centers.transpose(1, 0, 2).reshape(2, -1) for tr in traces.values()], axis=1)
+    inside = np.concatenate([Xin, paths], axis=1)
+    box = (inside.min(axis=1) - margin, inside.max(axis=1) + margin)
+    n_edge = 0
+    for col, (name, tr) in enumerate(traces.items()):
+        ax = axes[0, col]
+        ax.scatter(Xin[0], Xin[1], s=6, c="0.6", linewidths=0)
+        for j in range(tr.centers.shape[2]):
+            c = CLUSTER_COLORS[j % len(CLUSTER_COLORS)]
+            ax.plot(tr.centers[:, 0, j], tr.centers[:, 1, j], "-", color=c, lw=1)
+            ax.plot(tr.centers[1:-1, 0, j], tr.centers[1:-1, 1, j], "^", color=c, ms=4)
+            ax.plot(tr.centers[0, 0, j], tr.centers[0, 1, j], "o", mfc="none", mec=c, ms=8)
+            ax.plot(tr.centers[-1, 0, j], tr.centers[-1, 1, j], "^", color=c, mec="k", ms=9)
+        log_j_in = np.log(kmeans_objective(Xin, tr.centers[-1]))
+        ax.set_title(f"{name}\nlog J of the inliers: {log_j_in:.3f}", fontsize=9)
+        ax.tick_params(labelbottom=False)  # same box in both rows: the bottom row's ticks serve
+        plot_listening(X, tr.layers[-1].weights["3"], tr.centers[-2], tr.centers[-1], ax=axes[1, col],
+                       title="block 3: who each center listens to")
+        for a in axes[:, col]:
+            a.set_xlim(box[0][0], box[1][0])
+            a.set_ylim(box[0][1], box[1][1])
+            a.set_aspect("equal")
+            n_edge = _edge_markers(a, X[:, is_out], box, s=40, marker="x", c="r", linewidths=1.5)
+    handles = [
+        Line2D([], [], ls="", marker="o", ms=4, mfc="0.6", mec="none", label="points (inliers)"),
+        Line2D([], [], ls="", marker="x", ms=7, mew=1.5, color="r",
+               label=f"outliers ({n_edge} beyond the axes: drawn clipped onto the border)"),
+        Line2D([], [], ls="", marker="o", ms=8, mfc="none", mec="k", label="initial center"),
+        Line2D([], [], ls="-", marker="^", ms=4, color="k", lw=1, label="center path (after each layer)"),
+        Line2D([], [], ls="", marker="^", ms=9, mfc="w", mec="k", label="final center (one colour per center)"),
+        Line2D([], [], ls="-", color="k", lw=1, alpha=0.6, label="bottom: center -> point it listens to"),
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    return fig
+
+
 def figure_variants_outliers(path, seed=4):
     """Figure 4 (SPEC §7): each variant on data with outliers, beside Lloyd.
 
-    Top row: final centers after 5 layers with the center paths. Bottom row:
-    block 3's attention in the last layer, drawn as lines from each center to
-    the points it listens to. Deterministic (fixed seeds); writes one PNG.
+    Top row: final centers after 5 layers with the center paths; titles give
+    the log objective of the inliers. Bottom row: block 3's attention in the
+    last layer, drawn as lines from each center to the points it listens to.
+    Axes are set by the inliers and the center paths; the outliers sit
+    beyond them and are drawn on the border. Deterministic (fixed seeds);
+    writes one PNG (:func:`plot_variants_outliers`).
     """
     X, C0, is_out = blobs_with_outliers(rng=np.random.default_rng(seed))
     traces = run_all_variants(X, C0, 5, gamma2=3.0, gamma_robust=4.0, gamma_medoid=20.0, seed=seed)
-    fig, axes = plt.subplots(2, len(traces), figsize=(3.3 * len(traces), 6.8))
-    for col, (name, tr) in enumerate(traces.items()):
-        ax = axes[0, col]
-        ax.scatter(X[0, ~is_out], X[1, ~is_out], s=6, c="0.6", linewidths=0)
-        ax.scatter(X[0, is_out], X[1, is_out], s=25, marker="x", c="r")
-        for j in range(C0.shape[1]):
-            ax.plot(tr.centers[:, 0, j], tr.centers[:, 1, j], "-^", ms=4, lw=1)
-        ax.set_aspect("equal")
-        ax.set_title(f"{name}\nlog objective {tr.log_objective[-1]:.2f}", fontsize=9)
-        last = tr.layers[-1]
-        plot_listening(X, last.weights["3"], tr.centers[-2], tr.centers[-1], ax=axes[1, col],
-                       title="block 3: who each center listens to")
-        lo, hi = X[:, ~is_out].min(axis=1) - 0.15, X[:, ~is_out].max(axis=1) + 0.15
-        axes[1, col].set_xlim(lo[0], hi[0])
-        axes[1, col].set_ylim(lo[1], hi[1])
-    fig.suptitle("Figure 4: variants on data with outliers (red x), 5 layers, same initial centers", fontsize=10)
-    fig.tight_layout()
+    fig = plot_variants_outliers(X, is_out, traces)
+    fig.suptitle("Figure 4: variants on data with outliers, 5 layers, same initial centers", fontsize=10)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
