@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import SymLogNorm
+from matplotlib.ticker import MaxNLocator
 
 from .. import lloyd, lloyd_weights
 from ..learning import (BLOCKS, EVAL_SEED, FAMILIES, MODELS_DIR, attention_maps, load_checkpoint, load_evaluation,
                         sample_task, setting_label)
-from .plotting import _new_ax
+from .plotting import _block_ticks, _new_ax, plot_attention
 
 __all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid", "fig5_training",
            "fig6_learned_weights"]
@@ -82,7 +84,7 @@ def plot_final_vs_n(ns, finals, ax=None):
     return fig
 
 
-def plot_weight_grid(learned, hand, d, k, fig=None):
+def plot_weight_grid(learned, hand, d, k, fig=None, linthresh=0.1):
     """Heatmaps of ``Q_b^T K_b`` and ``V_b``, learned beside hand-set, for the four blocks.
 
     Parameters
@@ -90,11 +92,29 @@ def plot_weight_grid(learned, hand, d, k, fig=None):
     learned, hand : dict
         Parameter dicts with ``Q1 .. V4`` of shape (d_emb, d_emb) (the same d_emb).
     d, k : int
-        Draws the boundary between the data rows and the one-hot rows.
+        Name the row/column blocks: the first ``d`` rows are the data, the
+        next ``k`` the one-hot rows (the layout ``d_emb = d + k``).
+    fig : matplotlib Figure or SubFigure, optional
+    linthresh : float
+        The colour scale is symmetric-log, linear within ``[-linthresh, linthresh]``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Notes
+    -----
+    Each block (row of panels) has one symmetric colour scale, ``vmin = -vmax``
+    with ``vmax`` the largest ``|entry|`` of its four panels, shared by the
+    learned and the hand-set panels and shown by the row's colorbar. The
+    scale is symmetric-log because the learned ``Q^T K`` entries are tens of
+    times the hand-set ones (the learned layer folds gamma into them): on a
+    linear scale the hand-set 1s would be white.
     """
     if fig is None:
-        fig = plt.figure(figsize=(10, 10), layout="constrained")
+        fig = plt.figure(figsize=(11, 10), layout="constrained")
     axs = fig.subplots(4, 4)
+    blocks = [("data", slice(0, d)), ("one-hot", slice(d, d + k))]
     for r, b in enumerate(BLOCKS):
         mats = [
             (learned["Q" + b].T @ learned["K" + b], f"learned Q{b}ᵀK{b}"),
@@ -102,16 +122,23 @@ def plot_weight_grid(learned, hand, d, k, fig=None):
             (learned["V" + b], f"learned V{b}"),
             (hand["V" + b], f"hand-set V{b}"),
         ]
+        vmax = max(float(np.max(np.abs(M))) for M, _ in mats) or 1.0
+        norm = SymLogNorm(linthresh, vmin=-vmax, vmax=vmax, base=10)
         for c, (M, title) in enumerate(mats):
             ax = axs[r, c]
-            vmax = float(np.max(np.abs(M))) or 1.0
-            ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
-            if M.shape[0] > d:
-                ax.axhline(d - 0.5, color="k", lw=0.5)
-                ax.axvline(d - 0.5, color="k", lw=0.5)
-            ax.set_title(f"{title} (±{vmax:.2g})", fontsize=8)
-            ax.set_xticks([])
-            ax.set_yticks([])
+            im = ax.imshow(M, cmap="RdBu_r", norm=norm, interpolation="nearest")
+            if M.shape[0] == d + k:
+                _block_ticks(ax, blocks, "y")
+                _block_ticks(ax, blocks, "x")
+                ax.tick_params(labelsize=7, length=0)
+                ax.tick_params(axis="y", labelrotation=90)
+            else:
+                ax.set_xticks([])
+                ax.set_yticks([])
+            ax.set_title(f"{title} (max |.| {np.max(np.abs(M)):.2g})", fontsize=8)
+        cb = fig.colorbar(im, ax=list(axs[r]), fraction=0.03, pad=0.01)
+        cb.set_label(f"block {b} (symlog, ±{vmax:.2g})", fontsize=8)
+        cb.ax.tick_params(labelsize=7)
     return fig
 
 
@@ -171,13 +198,15 @@ def fig6_learned_weights(path):
     order = np.argsort(lloyd(X, C0, 1).labels[0], kind="stable")  # points grouped by Lloyd's first assignment
     W = attention_maps(paper.params, X[:, order], C0, cfg.embedding)
     axs = bottom.subplots(1, 4)
-    titles = {"1": "block 1: centers (rows) per point", "2": "block 2: points per point",
-              "3": "block 3: points (rows) per center", "4": "block 4: centers per center"}
+    roles = {"1": ("points, sorted", "centers", "block 1: centers (rows) per point"),
+             "2": ("points, sorted", "points, sorted", "block 2: points per point"),
+             "3": ("centers", "points, sorted", "block 3: points (rows) per center"),
+             "4": ("centers", "centers", "block 4: centers per center")}
     for ax, b in zip(axs, BLOCKS):
-        ax.imshow(W[b], aspect="auto", cmap="viridis", interpolation="nearest")
-        ax.set_title(titles[b], fontsize=8)
-        ax.set_xlabel("query")
-        ax.set_ylabel("key")
+        q, key, title = roles[b]
+        plot_attention(W[b], ax=ax, title=title, query_label=q, key_label=key, colorbar=False)
+        ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))  # 512 points: few ticks
+    bottom.colorbar(axs[0].images[-1], ax=list(axs), fraction=0.03, pad=0.01, label="attention weight")
     bottom.suptitle("learned attention on one task (points sorted by Lloyd's first assignment)", fontsize=9)
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -32,3 +32,23 @@ def test_figures_5_and_6_from_stored_models(tmp_path, monkeypatch):
         out = tmp_path / f"{f.__name__}.png"
         f(out)
         assert out.stat().st_size > 10_000
+
+
+def test_weight_grid_one_symmetric_scale_per_block_with_colorbar():
+    import numpy as np
+    from kmt_ref import lloyd_weights
+    from kmt_ref.viz.learning_figures import plot_weight_grid
+
+    hand, _ = lloyd_weights(3, 2, "linear")
+    rng = np.random.default_rng(0)
+    learned = {name: 5 * rng.standard_normal(M.shape) for name, M in hand.items() if name[0] in "QKV"}
+    fig = plot_weight_grid(learned, hand, 3, 2)
+    panels = [ax for ax in fig.axes if ax.images and getattr(ax, "_colorbar", None) is None]
+    bars = [ax for ax in fig.axes if getattr(ax, "_colorbar", None) is not None]
+    assert len(panels) == 16 and len(bars) == 4
+    for r in range(4):
+        norms = {id(ax.images[0].norm) for ax in panels[4 * r:4 * r + 4]}
+        assert len(norms) == 1  # learned and hand-set panels of a block share one scale
+        norm = panels[4 * r].images[0].norm
+        assert norm.vmin == -norm.vmax
+    assert [t.get_text() for t in panels[0].get_yticklabels()] == ["data", "one-hot"]
