@@ -89,7 +89,6 @@ def _sweep_panel(ax, rows, column, gammas):
     ax.set_xticks(values)
     ax.set_xticklabels([f"{v:g}" for v in values], fontsize=8)
     ax.minorticks_off()
-    ax.set_yscale("symlog", linthresh=1e-2)
     ax.axhline(0.0, color="k", lw=0.8)
     ax.grid(alpha=0.3)
 
@@ -130,26 +129,29 @@ def fig2_finite_gamma_gap(path, csv=None, out=None):
     stats = summarize(rows)
     gammas = list(stats)
     cells = len({(r["Clusters"], r["Dimensions"], r["Points"], r["Scale"]) for r in rows})
-    fig, axes = plt.subplots(1, 4, figsize=(18, 4.6), sharey=True)
-    for ax, (column, label, logx) in zip(axes, _SWEEP_PANELS):
+    fig, axes = plt.subplots(2, 2, figsize=(11, 9), sharey=True)
+    for ax, (column, label, logx) in zip(axes.ravel(), _SWEEP_PANELS):
         if logx:
             ax.set_xscale("log")
         _sweep_panel(ax, rows, column, gammas)
         ax.set_xlabel(label)
-    axes[0].set_ylabel("Loss = log J (transformer) - log J (Lloyd)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=2 * len(gammas), fontsize=9)
+        ax.tick_params(labelleft=True)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Loss = log J(transformer) - log J(Lloyd)")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=len(gammas), fontsize=9)
     ours = ", ".join(f"{st['mean']:.3f}" for st in stats.values())
     theirs = ", ".join(f"{AUTHORS_PUBLISHED[g][0]:.3f}" if g in AUTHORS_PUBLISHED else "-" for g in gammas)
     nan = sum(st["nan"] for st in stats.values())
     fig.suptitle(
-        f"Finite-gamma gap of the authors' circuit (identity resets, linear center update) after {N_STEPS} steps, "
-        f"on {cells} cells of their sweep grid ({csv.name}; {nan} NaN rows left out: an empty cluster)\n"
-        f"line: median, band: 10-90%, open squares: mean; mean Loss at gamma = "
-        f"{', '.join(f'{g:g}' for g in gammas)}: {ours} here, {theirs} in the authors' table (their 10,000 cells); "
-        "y axis symmetric-log, linear in [-0.01, 0.01]",
+        f"Finite-gamma gap of the authors' circuit (identity resets, linear center update) after {N_STEPS} steps\n"
+        f"{cells} cells of their sweep grid ({csv.name}; {nan} NaN rows left out: an empty cluster); "
+        "each panel pools every row with that value\n"
+        "line: median, band: 10-90%, open squares: mean\n"
+        f"mean Loss at gamma = {', '.join(f'{g:g}' for g in gammas)}: {ours} here, "
+        f"{theirs} in the authors' table (their 10,000 cells)",
         fontsize=10,
     )
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     save_png(fig, path)
     if out is not None:
         out("fig2 mean Loss: " + ", ".join(f"gamma={g:g}: {st['mean']:.4f}" for g, st in stats.items()))
