@@ -383,7 +383,7 @@ def plot_weights(params, emb, names=None, axes=None, ncols=3):
 # --------------------------------------------------------------------------
 def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transformer", fig=None,
                     extension=None, extension_label="extension", data_label=None):
-    """Six panels: Lloyd (A-C) beside the k-means transformer (D-F).
+    """Six panels: log objectives (A) and their difference (D); Lloyd (B, C) above the k-means transformer (E, F).
 
     Parameters
     ----------
@@ -407,27 +407,45 @@ def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transf
 
     Notes
     -----
-    The paper's numerical-validation figure: (A, D) log objective per step,
-    (B, E) evolution of the centers (initial: circles, later: triangles),
-    (C, F) final assignments. Panels A and D each show both curves so that
-    the match can be read off directly.
+    The paper's numerical-validation figure: (A) log objective per step of
+    both runs, (D) their difference, transformer - Lloyd (and extension -
+    Lloyd), per step, so that the match is read off directly rather than from
+    two overlapping curves; (B, E) evolution of the centers (initial:
+    circles, later: triangles), (C, F) final assignments.
     """
     fig = fig or plt.figure(figsize=(12, 7.6))
     axes = fig.subplots(2, 3)
     runs = [("Lloyd", lloyd_trace), (transformer_label, transformer_trace)]
-    both = {"Lloyd": lloyd_trace.log_objective, transformer_label: transformer_trace.log_objective}
+    short = transformer_label.split(",")[0]
+    lloyd_log = np.asarray(lloyd_trace.log_objective, dtype=float)
+    curves = {"Lloyd": lloyd_log, transformer_label: transformer_trace.log_objective}
+    styles = {"Lloyd": {"lw": 2.5, "zorder": 3}, transformer_label: {"ls": "--", "zorder": 4}}
+    if extension is not None:
+        head, _, tail = extension_label.partition(",")
+        ext_name = head if tail and transformer_label.endswith(tail) else extension_label  # same gamma: once
+        curves[ext_name] = extension.log_objective
+        styles[ext_name] = {"ls": ":", "lw": 1.2, "zorder": 5, "color": "k", "marker": "x"}
+    plot_log_objective(curves, ax=axes[0, 0], title="A  log objective: Lloyd and the transformer", styles=styles)
+    axes[0, 0].legend(fontsize=8, loc="upper right")  # the curves fall from the upper left
+    ax = axes[1, 0]
+    diffs = {f"{short} - Lloyd": np.asarray(transformer_trace.log_objective, dtype=float) - lloyd_log}
+    # the differences of panel D: what panel A's overlapping curves cannot show
+    styles = {f"{short} - Lloyd": {"lw": 2.0, "color": "C1"}}
+    if extension is not None:
+        ext = np.asarray(extension.log_objective, dtype=float)
+        diffs["extension - Lloyd"] = ext - lloyd_log  # named in full in panel A's legend
+        styles["extension - Lloyd"] = {"ls": "--", "lw": 1.2, "zorder": 4, "color": "k", "marker": "x"}
+    plot_log_objective(diffs, ax=ax, title="D  difference in log objective", styles=styles)
+    ax.axhline(0.0, color="0.5", lw=0.8, zorder=1)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_ylabel("log J(run) - log J(Lloyd)")
+    if extension is not None:
+        diff = np.max(np.abs(ext - np.asarray(transformer_trace.log_objective, dtype=float)))
+        ax.text(0.97, 0.45, f"max |extension - {short}|\n= {diff:.1e} in log J",
+                transform=ax.transAxes, ha="right", va="center", fontsize=8,
+                bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.7"})
     for row, (name, tr) in enumerate(runs):
-        a, b, c = "ABC" if row == 0 else "DEF"
-        curves, styles = dict(both), {name: {"lw": 2.5, "zorder": 3}}
-        if row == 1 and extension is not None:
-            curves[extension_label] = extension.log_objective
-            styles[extension_label] = {"ls": "--", "lw": 1.2, "zorder": 4, "color": "k", "marker": "x"}
-        plot_log_objective(curves, ax=axes[row, 0], title=f"{a}  log objective: {name}", styles=styles)
-        if row == 1 and extension is not None:
-            diff = np.max(np.abs(np.asarray(extension.log_objective) - np.asarray(tr.log_objective)))
-            axes[row, 0].text(0.97, 0.55, f"max |extension - {name.split(',')[0]}|\n= {diff:.1e} in log J",
-                              transform=axes[row, 0].transAxes, ha="right", va="center", fontsize=8,
-                              bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.7"})
+        _, b, c = "ABC" if row == 0 else "DEF"
         plot_center_trajectories(X, tr.centers, ax=axes[row, 1], title=f"{b}  centers: {name}")
         plot_assignments(X, tr.labels[-1], tr.centers[-1], ax=axes[row, 2],
                          title=f"{c}  assignments after {tr.n_steps} steps")

@@ -71,3 +71,13 @@ def test_attention_and_weight_plots_have_colorbars(toy_runs):
     for fig in figs:
         assert _n_colorbars(fig) == 1  # a single (shared) scale per figure
         plt.close(fig)
+
+
+def test_validation_panel_d_is_the_difference(toy_runs):
+    X, ref, tr = toy_runs
+    fig = plotting.plot_validation(X, ref, tr)
+    ax_d = fig.axes[3]  # row 2, column 1
+    assert ax_d.get_title().startswith("D  difference")
+    y = ax_d.get_lines()[0].get_ydata()
+    np.testing.assert_allclose(y, np.asarray(tr.log_objective) - np.asarray(ref.log_objective))
+    plt.close(fig)
