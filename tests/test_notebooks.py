@@ -1,4 +1,4 @@
-"""Every notebook runs top to bottom in a fresh kernel (STYLE §10).
+"""Every notebook, student and solutions, runs top to bottom in a fresh kernel (STYLE §10).
 
 Each notebook's cells carry their own asserts and shape checks, so executing it
 tests it. The stored copy must also be the executed one (counts 1..N, outputs).
@@ -10,20 +10,25 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+_ROOT = Path(__file__).parent.parent / "notebooks"
+NOTEBOOKS = sorted(_ROOT.glob("*.ipynb")) + sorted((_ROOT / "solutions").glob("*.ipynb"))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(_ROOT)) for p in NOTEBOOKS])
 def test_notebook_is_stored_executed(path):
     nb = json.loads(path.read_text())
     counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1)), "run it top to bottom before committing"
     assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
-    last = "".join([c for c in nb["cells"] if c["cell_type"] == "markdown"][-1]["source"])  # str or list of lines
-    assert "xercise" in last, "every notebook ends with exercises"
+    markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]  # str or list of lines
+    assert any(m.startswith("## Exercises") for m in markdown), "every notebook ends with exercises"
+    assert "## Summary" in "\n".join(markdown[: [m.startswith("## Exercises") for m in markdown].index(True)]), \
+        "a summary comes before the exercises"
+    assert "Learning objectives" in markdown[0] or "learning objectives" in markdown[0].lower(), \
+        "the first cell states the learning objectives"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(_ROOT)) for p in NOTEBOOKS])
 def test_notebook_executes(path):
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3",

@@ -1,0 +1,1 @@
+"""Exercises of notebook 01 (filled in by its author)."""

@@ -1,0 +1,1 @@
+"""Exercises of notebook 02 (filled in by its author)."""

@@ -1,0 +1,1 @@
+"""Exercises of notebook 03 (filled in by its author)."""

@@ -1,0 +1,1 @@
+"""Exercises of notebook 04 (filled in by its author)."""
