@@ -22,6 +22,11 @@ nbgrader can take the solutions notebook as its source version:
   a markdown cell) are kept in the solutions. In the student notebook a code
   region becomes ``answer = None  # your code`` and a markdown region
   ``*Your answer here.*``.
+
+In the solutions every cell holding a solution region carries nbgrader's cell
+metadata (schema 3): a code region is an "autograded answer", a markdown region a
+"manually graded answer" worth the exercise's minutes in points. So
+``nbgrader generate_assignment`` accepts the solutions notebook as it is.
 """
 from __future__ import annotations
 
@@ -95,6 +100,15 @@ def expand_exercise_headings(body, exercises):
     return "\n".join(out)
 
 
+def nbgrader_metadata(kind, grade_id, points):
+    """nbgrader's cell metadata for a cell with a solution region (schema version 3)."""
+    meta = {"grade": kind == "markdown", "grade_id": grade_id, "locked": False,
+            "schema_version": 3, "solution": True, "task": False}
+    if kind == "markdown":
+        meta["points"] = points
+    return {"nbgrader": meta}
+
+
 def notebooks_from_source(src):
     """(student, solutions) notebooks, not executed, for a source file."""
     from kmt_ref.exercises import EXERCISES
@@ -104,14 +118,22 @@ def notebooks_from_source(src):
     for version in ("student", "solutions"):
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        current, count = None, {}  # the exercise whose cells follow, and solution cells seen per exercise
         for kind, body in cells:
+            m = re.search(r"^#{2,4} Exercise (\d\d\.\d+)\s*$", body, re.M) if kind == "markdown" else None
+            current = m.group(1) if m else current
             if kind == "markdown":
                 body = expand_exercise_headings(body, EXERCISES)
-                body = strip_solutions(body, TEXT_STUB) if version == "student" else body
-                nb.cells.append(nbformat.v4.new_markdown_cell(body))
-            else:
-                body = strip_solutions(body, CODE_STUB) if version == "student" else body
-                nb.cells.append(nbformat.v4.new_code_cell(body))
+            meta = {}
+            if BEGIN in body:
+                if version == "student":
+                    body = strip_solutions(body, TEXT_STUB if kind == "markdown" else CODE_STUB)
+                elif current is not None:
+                    count[current] = count.get(current, 0) + 1
+                    grade_id = f"ex{current.replace('.', '_')}_{kind}{count[current]}"
+                    meta = nbgrader_metadata(kind, grade_id, EXERCISES[current].minutes)
+            make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
+            nb.cells.append(make(body, metadata=meta))
         books.append(nb)
     return tuple(books)
 
@@ -140,8 +162,8 @@ def stale(src):
     bad = []
     for nb, path in zip(notebooks_from_source(src), targets(src)):
         stored = nbformat.read(path, as_version=4) if path.exists() else None
-        if stored is None or [(c.cell_type, c.source) for c in stored.cells] != \
-                [(c.cell_type, c.source) for c in nb.cells]:
+        if stored is None or [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in stored.cells] != \
+                [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in nb.cells]:
             bad.append(path)
     return bad
 
