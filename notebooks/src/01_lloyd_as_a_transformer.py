@@ -6,15 +6,33 @@
 # an encoder–decoder layer with four attention blocks and hand-set weights performs **one
 # iteration of Lloyd's algorithm**, exactly, when the attention is in its γ = ∞ (hardmax) limit.
 #
-# What you will see, each step checked by an `assert`:
+# **Learning objectives.** After this notebook you can
 #
-# 1. the tokens: points and centers as **columns** `Xbar = [X; Y]`, `Cbar = [C; I_k]`;
-# 2. the four blocks one at a time — each block's output computed with the generic
+# - write the point and center tokens of Theorem 2.1 and read the labels and centers back out of them;
+# - say what each of the four blocks computes, and why blocks 1 + 2 are Lloyd's assignment step and
+#   blocks 3 + 4 its update step;
+# - explain why block 1 breaks ties by the lowest index (`hardmax`) while block 3 needs the averaging
+#   hardmax (`hardmax_average`);
+# - explain how the flag token keeps an empty cluster's center, and what block 3 does without it;
+# - predict how a finite γ departs from Lloyd's algorithm: soft assignments, when float64 weights are
+#   exactly one-hot, and why the reset blocks must stay exact.
+#
+# *Prerequisites:* Lloyd's algorithm (k-means), softmax attention, NumPy. *Time:* about 45 minutes to
+# read and run, about 2 hours with the exercises.
+#
+# The sections, each step checked by an `assert`:
+#
+# 1. a small 2-D example and Lloyd's algorithm;
+# 2. the tokens: points and centers as **columns** `Xbar = [X; Y; 0]`, `Cbar = [C; I_k; 1]`;
+# 3. the layer and its twelve hand-set Q, K, V, drawn as block matrices;
+# 4. the four blocks one at a time — each block's output computed with the generic
 #    `kmt_ref.core.attention.attention` equals the step of Lloyd's algorithm it claims to do;
-# 3. the twelve hand-set Q, K, V drawn as block matrices, and the attention matrices of one layer;
-# 4. the layer-by-layer match with `kmt_ref.lloyd` (exact labels, centers to 1e-12);
-# 5. an empty cluster, kept exactly thanks to the project's *flag* token (SPEC §3, "(open)");
-# 6. finite γ versus γ = ∞.
+# 5. the attention matrices of one layer;
+# 6. the layer-by-layer match with `kmt_ref.lloyd` (exact labels, centers to 1e-12);
+# 7. an empty cluster, kept exactly thanks to the project's *flag* token (SPEC §3, "(open)");
+# 8. finite γ versus γ = ∞;
+#
+# then a summary and eight exercises, which you can check yourself with `kmt_ref.exercises.check`.
 #
 # Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions the paper
 # leaves open (ties, empty clusters) are the project's own and are fixed in `docs/SPEC.md` §3.
@@ -73,7 +91,7 @@ fig.tight_layout()
 # The project brief / SPEC §1: encoder (point) tokens $\bar X = [X; Y] \in \mathbb R^{(d+k)\times n}$ with
 # $Y^{(0)} = 0$, decoder (center) tokens $\bar C = [C; I_k] \in \mathbb R^{(d+k)\times k}$.
 # The project appends one **type flag** row (0 for points, 1 for centers) so that an empty cluster
-# behaves exactly like Lloyd's "keep" policy (section 6 below; SPEC §3, "(open)": the project's own
+# behaves exactly like Lloyd's "keep" policy (section 7 below; SPEC §3, "(open)": the project's own
 # construction). So here $d_{emb} = d + k + 1$.
 
 # %%
@@ -165,7 +183,7 @@ assert np.array_equal(Xbar_next[emb.rows("x")], X)
 # $-\|e_j - y_i\|^2$ = 0 for members of cluster $j$ and −2 otherwise; against the center tokens it is
 # $-(\|e_l - e_j\|^2 + 1)$ = −1 for its own token. The *averaging* hardmax (uniform over the tied
 # maxima; the limit of softmax, SPEC §2) gives the mean of the members, and $V_3 = P_X$ writes it
-# into the data rows. *(A cluster without members has its own token, at −1, as maximum: section 6.)*
+# into the data rows. *(A cluster without members has its own token, at −1, as maximum: section 7.)*
 
 # %%
 keys3 = np.concatenate([Xbar_next, Cbar_t], axis=1)                           # (d_emb, n + k)
@@ -315,24 +333,384 @@ fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Ll
 # only when $\gamma \cdot \mathrm{gap} > 745$.*
 
 # %% [markdown]
+# ## Summary
+#
+# - Points and centers are the **columns** of two token matrices, $\bar X = [X; Y; 0]$ with
+#   $Y^{(0)} = 0$ and $\bar C = [C; I_k; 1]$; the last row is the project's type flag, so
+#   $d_{emb} = d + k + 1$. Labels and centers are read back from the $y$ rows and the data rows.
+# - Block 1 (points attend to centers) writes the one-hot code $e_{j^*}$ of the nearest center; block 2
+#   (points attend to points: the identity at γ = ∞) subtracts the old $y$. Together: Lloyd's
+#   assignment step.
+# - Block 3 (centers attend to the updated points and to the centers) takes the mean of its members;
+#   block 4 (the identity) subtracts the old $c$. Together: the update step. Each sublayer adds the
+#   reset first, $(c - c) + m$, which is exactly $m$ in floating point.
+# - Block 1 uses the lowest-index hardmax, Lloyd's tie rule; block 3 the averaging hardmax, the
+#   γ → ∞ limit of softmax, because the members of a cluster tie by design.
+# - $T$ layers with shared weights are $T$ Lloyd iterations: identical labels and centers (to 1e-12),
+#   layer by layer.
+# - The flag lowers a center's score against its own token to −1: below its members (0), above every
+#   other point (−2). An empty cluster therefore keeps its center (Lloyd's "keep"); without the center
+#   tokens among the keys it jumps to the mean of all points, and the authors' linear update raises.
+# - At finite γ block 1 writes soft assignments. A weight is exactly 0 in float64 only when
+#   $\gamma \cdot \mathrm{gap} > 745$, yet on the toy example the labels match Lloyd's long before
+#   every column is one-hot.
+
+# %% [markdown]
 # ## Exercises
 #
-# 1. **Break the tie rule.** Build a point exactly halfway between two centers (e.g. `X = [[0., 1., 2.]]`,
-#    `C0 = [[0., 2.]]`). Replace block 1's normalizer `"hardmax"` by `"hardmax_average"` in a copy of
-#    `lloyd_layer()` and run it with `run_layers`. What does the point write into its `y`, where do the
-#    centers go, and why does `kmt_ref.lloyd` disagree?
-# 2. **Remove the flag row.** Take `params, emb = lloyd_weights(d, k)` and set the flag entry of `K3` to 0.
-#    Run the toy example (section 1) and the empty-cluster example (section 7). Which one still matches
-#    Lloyd's algorithm, which does not, and what are block 3's scores against a center's own token now?
-# 3. **Lower γ until the labels differ.** On the toy example, find (by bisection over γ) the largest γ at
-#    which `kmeans_transformer(X, C0, 4, gamma=γ).labels` differs from Lloyd's. Compare it with
-#    745 / (smallest gap between a point's nearest and second-nearest squared distance).
-# 4. **Reset blocks at finite γ.** Run `kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50.)`.
-#    Plot the attention matrix of block 2 (`record=True`). Why does a finite-γ block 2 mix the `y` of
-#    neighbouring points, and why did the authors' validation run blocks 2 and 4 as exact identity attention?
-# 5. **The authors' center update.** Replace block 3 by normalized linear attention
-#    (`center_update="linear"`). Show it equals Lloyd's means at *any* γ on the toy example, then construct
-#    an input on which it raises `EmptyClusterError` after the second layer, not the first.
-# 6. **Count the exactly one-hot columns by hand.** For γ = 10⁴ on `kmt_ref.data.validation_data()`,
-#    compute with `kmt_ref.assign` how many points have every other center more than 745.13/γ farther than
-#    the nearest, and check your count against `kmeans_transformer(...).one_hot[0]`.
+# Each exercise says what to put in `answer`. Run the `check` cell below it: it prints ✓, or ✗ with a
+# hint (it never prints the answer). `answer = None` means "not attempted yet". The last cell counts
+# what you have passed. Where the answer is a function, `check` calls it on several inputs, some of
+# which the notebook never shows. Tools you will need beyond the ones imported above:
+# `with_block(layer, name, **changes)` (a copy of a layer description with one block changed) and
+# `lloyd_step(X, C)` (one Lloyd iteration: `(C_new, labels)`).
+
+# %%
+from kmt_ref.exercises import check, report
+from kmt_ref.core.tokens import with_block
+
+# %% [markdown]
+# ### Exercise 01.1
+#
+# Write a function `tokens_after_one_layer(X, C)` that returns the pair `(Xbar1, Cbar1)`: the point
+# tokens, shape `(d_emb, n)`, and the center tokens, shape `(d_emb, k)`, that one layer of Theorem 2.1
+# (with the project's flag row) outputs when it starts from `emb.embed_points(X)` and
+# `emb.embed_centers(C)`. Build them with NumPy and `lloyd_step`, not with the transformer.
+# `answer` is the function.
+
+# %%
+### BEGIN SOLUTION
+def tokens_after_one_layer(X, C):
+    d, n = X.shape
+    k = C.shape[1]
+    C1, labels = lloyd_step(X, C)                                      # the step the layer performs
+    Xbar1 = np.vstack([X, np.eye(k)[:, labels], np.zeros((1, n))])    # [X; Y^(1); 0], (d + k + 1, n)
+    Cbar1 = np.vstack([C1, np.eye(k), np.ones((1, k))])                # [C^(1); I_k; 1], (d + k + 1, k)
+    return Xbar1, Cbar1
+
+
+Xb1, Cb1 = tokens_after_one_layer(X, C0)
+Xl1, Cl1 = layer_forward(params, emb.embed_points(X), emb.embed_centers(C0), lloyd_layer())
+assert np.array_equal(Xb1, Xl1) and np.allclose(Cb1, Cl1, rtol=0, atol=1e-12)
+answer = tokens_after_one_layer
+### END SOLUTION
+
+# %%
+check("01.1", answer)
+
+# %% [markdown]
+# ### Exercise 01.2
+#
+# Take `X = [[0., 1., 2.]]` and `C0 = [[0., 2.]]`: the middle point is exactly halfway between the two
+# centers. Replace block 1's normalizer `"hardmax"` by `"hardmax_average"` (the limit of softmax) with
+# `with_block(lloyd_layer(), "1", normalizer="hardmax_average")` and run **one** layer with
+# `run_layers` (weights from `lloyd_weights(1, 2)`). *First predict, then run:* what does the middle
+# point write into its $y$, what score does block 3 give it against each center, and where do the
+# centers go? `answer` is the centers after one layer, an array of shape `(1, 2)`. Then, in a few
+# sentences: why does `kmt_ref.lloyd` disagree, and why must block 3 nevertheless keep the averaging
+# hardmax?
+
+# %%
+### BEGIN SOLUTION
+X_tie, C0_tie = np.array([[0.0, 1.0, 2.0]]), np.array([[0.0, 2.0]])
+params_tie, emb_tie = lloyd_weights(1, 2)
+layer_avg = with_block(lloyd_layer(), "1", normalizer="hardmax_average")
+tr_tie = run_layers(X_tie, params_tie, layer_avg, emb_tie, C0_tie, 1, record=True)
+print("Y after one layer:\n", tr_tie.assignments)                         # the middle column is (1/2, 1/2)
+print("block 3 scores (keys: 3 points, 2 centers; queries: 2 centers):\n", tr_tie.layers[0].scores["3"] + 0.0)
+print("centers:", tr_tie.centers[1], "| Lloyd:", lloyd(X_tie, C0_tie, 1).centers[1])
+answer = tr_tie.centers[1]                                                 # (1, 2)
+### END SOLUTION
+
+# %%
+check("01.2", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* With the averaging hardmax the middle point puts weight 1/2 on each center and
+# writes $y = (1/2, 1/2)$. Block 3 scores it $-\|e_j - y\|^2 = -1/2$ against both centers, below
+# the members' 0, so at γ = ∞ it is in **neither** mean: the centers stay at 0 and 2 (the label read
+# by `argmax` is still 0, so the labels agree with Lloyd's while the centers do not). Lloyd's
+# `argmin` gives the point to the lowest index, center 0, which moves to 0.5. The lowest-index
+# hardmax in block 1 reproduces that rule exactly; it is a convention, not the limit of softmax.
+# Block 3 cannot use it: a cluster's members all score exactly 0 by construction, and only the
+# averaging hardmax spreads the weight uniformly over them, which is the mean.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 01.3
+#
+# (a) Prove that at γ = ∞ block 2's attention is the identity when the $n$ points are distinct, and
+# that block 2 still writes $-y_i$ into point $i$ when some points are exact duplicates. Prove the
+# same for block 4 (is a duplicate possible there?).
+#
+# (b) Each sublayer adds its reset block first, so a center becomes $(c + (-c)) + m$ where $m$ is
+# block 3's mean. Prove that this equals $m$ exactly in IEEE float64, and give two floats $c, m$ for
+# which $(c + m) - c \ne m$ (check them in the cell below). Why does this exactness matter for the
+# *next* layer? (Hint: what does block 3 at γ = ∞ do with a $y$ that is one-hot only up to rounding?)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* (a) Block 2 has $Q_2 = K_2 = P_X$, keys = queries = the point tokens, so
+# $S_{li} = -\|x_l - x_i\|^2 \le 0$, with equality exactly when $x_l = x_i$. If the points are
+# distinct, the maximum of column $i$ is attained at $l = i$ only; both hardmaxes then put weight 1 on
+# key $i$: $W = I_n$, and the output is $V_2 \bar X = -P_Y \bar X$, i.e. $-y_i$ in the $y$ rows and 0
+# elsewhere. With duplicates, the maxima of column $i$ are the copies of $x_i$; the hardmax selects
+# one of them, $l$. All copies carry the same $y$: $y^{(0)} = 0$ for every point, and after each layer
+# $y_i = e_{j^*}$ with $j^* = \arg\min_j \|x_i - c_j\|^2$, a function of $x_i$ (and $C$) alone. So
+# $-y_l = -y_i$. Block 4 has $Q_4 = K_4 = P_Y$ on the center tokens: $S_{lj} = -\|e_l - e_j\|^2$ is 0
+# for $l = j$ and $-2$ otherwise. The codes $e_j$ are always distinct (block 4 never changes the $y$
+# rows of the centers), so no duplicate is possible, $W = I_k$, and it writes $-c_j$.
+# (`kmt_ref.core.exact.self_attention_limit` computes exactly this, by grouping equal keys, without
+# forming the scores, whose expanded form is not exactly 0 on the diagonal.)
+#
+# (b) The reset writes exactly $-c$ (an exact copy with its sign flipped). In IEEE arithmetic
+# $c + (-c) = +0$ exactly for every finite $c$, and $0 + m = m$ exactly. So $(c - c) + m = m$, bit for
+# bit, and likewise $(y - y) + e = e$. In the other order $c + m$ is rounded first, and the rounding
+# error does not cancel: $c = 0.1$, $m = 0.2$ gives $(c + m) - c = 0.20000000000000004$. Exactness
+# matters because block 3 at γ = ∞ selects the keys whose score $-\|e_j - y_i\|^2$ is **exactly**
+# the maximum 0. A $y_i$ that is one-hot only up to rounding scores $-10^{-32}$ or so, no longer ties
+# with the other members, and drops out of the mean (exercise 01.6 shows what that does).
+# ### END SOLUTION
+
+# %%
+### BEGIN SOLUTION
+c, m = 0.1, 0.2
+assert (c + m) - c != m and (c - c) + m == m
+print(f"(c + m) - c = {(c + m) - c!r}, (c - c) + m = {(c - c) + m!r}")
+answer = (c, m)
+### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 01.4
+#
+# Remove the flag from block 3's keys: `params_nf = dict(params_e); params_nf["K3"] = projector(emb_e, "y")`
+# (the weights of section 7's example). (a) What is block 3's score (γ left out) of center $j$
+# against its own token now, and against its members? (b) Write a function `flagless_centers(X, C)`
+# that returns the centers after **one** flagless layer, shape `(d, k)`, computed with `lloyd_step`
+# and NumPy only (no transformer); compare it with
+# `run_layers(X, params_nf, lloyd_layer(), emb_e, C, 1)`. `answer` is the function. (c) Run both
+# examples of this notebook (section 1's toy example, section 7's) for 4 flagless layers: does
+# either still match Lloyd's algorithm?
+
+# %%
+### BEGIN SOLUTION
+def flagless_centers(X, C):
+    C1, labels = lloyd_step(X, C)                       # C1: member means (empty: kept)
+    counts = np.bincount(labels, minlength=C.shape[1])  # (k,)
+    return (C1 * counts + C) / (counts + 1)             # the own token ties with the members
+
+
+for name, (XX, CC) in {"toy": (X, C0), "empty cluster": (X_e, C0_e)}.items():
+    p_nf, e_nf = lloyd_weights(*CC.shape)
+    p_nf = dict(p_nf)
+    p_nf["K3"] = projector(e_nf, "y")
+    tr_nf = run_layers(XX, p_nf, lloyd_layer(), e_nf, CC, 4, record=True)
+    ref_nf = lloyd(XX, CC, 4)
+    assert np.allclose(tr_nf.centers[1], flagless_centers(XX, CC), rtol=0, atol=1e-12)
+    print(f"{name}: labels equal per layer {[bool(np.array_equal(a, b)) for a, b in zip(tr_nf.labels, ref_nf.labels)]}, "
+          f"max |dC| = {np.abs(tr_nf.centers - ref_nf.centers).max():.3f}")
+print("block 3 scores of center 0 (keys: 6 points, 3 centers):", tr_nf.layers[0].scores["3"][:, 0] + 0.0)
+answer = flagless_centers
+### END SOLUTION
+
+# %%
+check("01.4", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* (a) Without the flag a center's key is $[0; e_j; 0]$: its score against its own token
+# is $-\|e_j - e_j\|^2 = 0$, the same as against a member ($y_i = e_j$), and $-2$ against the other
+# tokens. (b) The averaging hardmax therefore averages the members **and** the old center:
+# $c_j' = (\sum_{i \in M_j} x_i + c_j)/(|M_j| + 1)$. (c) Neither example matches. On the toy example
+# the centers are off by up to 0.075 and a label differs at layer 2; on section 7's example the labels
+# agree but the two populated centers are off by 0.025 after the first layer (the own token pulls each
+# center a quarter of the way back). The empty cluster itself is still kept (its own token, at 0,
+# beats the points at −2). The flag moves the own token to −1: below every member, so it never joins
+# a non-empty mean, and above every non-member, so it wins when there are no members.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 01.5
+#
+# The authors' block 3 (`center_update="linear"`) is normalized linear attention: scores
+# $e_j \cdot y_i$, divided by their sum over the points. (a) Write `soft_means(X, C, gamma)`: the centers
+# after **one** layer with block 1 at a finite `gamma` and the linear center update, shape `(d, k)`,
+# computed with `assign` and NumPy. `answer` is the function. (b) Over 4 layers on the toy example,
+# measure max |ΔC| against Lloyd's centers for `kmeans_transformer(X, C0, 4, gamma=10., center_update="linear")`
+# and for `gamma=np.inf` with `gamma_update` = 0.1, 1, 10. "The linear update gives Lloyd's means at
+# any γ": for which of the two temperatures is that true, and why?
+
+# %%
+### BEGIN SOLUTION
+def soft_means(X, C, gamma):
+    _, D = assign(X, C)                          # (k, n) squared distances
+    Y = np.exp(-gamma * (D - D.min(axis=0)))     # block 1: softmax over the centers, per point
+    Y /= Y.sum(axis=0)                           # (k, n), columns sum to 1
+    return (X @ Y.T) / Y.sum(axis=1)             # (d, k): the y-weighted means
+
+
+assert np.allclose(soft_means(X, C0, 10.0),
+                   kmeans_transformer(X, C0, 1, gamma=10.0, center_update="linear").centers[1], atol=1e-12)
+dC_gamma = np.abs(kmeans_transformer(X, C0, 4, gamma=10.0, center_update="linear").centers - ref.centers).max()
+dC_update = {gu: np.abs(kmeans_transformer(X, C0, 4, gamma_update=gu, center_update="linear").centers
+                        - ref.centers).max() for gu in (0.1, 1.0, 10.0)}
+print(f"gamma = 10: max |dC| = {dC_gamma:.2f};  gamma = inf, gamma_update = 0.1, 1, 10: max |dC| =",
+      ", ".join(f"{v:.1e}" for v in dC_update.values()))
+answer = soft_means
+### END SOLUTION
+
+# %%
+check("01.5", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* The linear block 3 computes $c_j' = \sum_i y_{ij} x_i / \sum_i y_{ij}$. With block 1 at
+# γ = ∞ the $y_i$ are one-hot and this is exactly Lloyd's mean; block 3 has no temperature, so
+# `gamma_update` changes nothing (max |ΔC| = 0 at 0.1, 1 and 10). With block 1 at finite γ the $y_i$
+# are soft and every point pulls on every center: max |ΔC| = 0.32 at γ = 10. So the claim holds for
+# `gamma_update` and is false for block 1's `gamma`.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 01.6
+#
+# Write `reset_output(X, Y, gamma_reset)`: what block 2 writes into the $y$ rows of the points when it
+# runs at a finite `gamma_reset` (softmax over the keys of $-\gamma\|x_l - x_i\|^2$), shape `(k, n)`,
+# for any `Y` of shape `(k, n)`. `answer` is the function. Then run
+# `kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50., record=True)`: how many columns of $Y$
+# are exactly one-hot after each layer, and in which layer do the labels first differ from Lloyd's?
+# Why is layer 1 still exact, and why did the authors' validation run blocks 2 and 4 as exact
+# identity attention?
+
+# %%
+### BEGIN SOLUTION
+def reset_output(X, Y, gamma_reset):
+    _, D = assign(X, X)                                   # (n, n): D[l, i] = ||x_l - x_i||^2 (keys l)
+    W = np.exp(-gamma_reset * (D - D.min(axis=0)))        # softmax over the keys, per query i
+    W /= W.sum(axis=0)
+    return -Y @ W                                         # V2 = -P_Y: minus a blend of the keys' y
+
+
+tr_r = kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50.0, record=True)
+print("exactly one-hot columns per layer:", tr_r.one_hot, "of", n)
+print("layers whose labels differ:", [t + 1 for t in range(4) if not np.array_equal(tr_r.labels[t], ref.labels[t])])
+print("max |dC| per layer:", np.round(np.abs(tr_r.centers - ref.centers).max(axis=(1, 2)), 3))
+print("block 3 keys with weight > 0 per center, layer 2:", (tr_r.layers[1].weights["3"] > 0).sum(axis=0),
+      "| cluster sizes:", np.bincount(tr_r.labels[1], minlength=k))
+trs = kmeans_transformer(Xs, C0, 2, gamma_reset=50.0, record=True)       # points sorted by cluster
+fig = plotting.plot_attention(trs.layers[1].weights["2"], title="block 2 at gamma_reset = 50 (layer 2)",
+                              query_label="point (query)", key_label="point (key)")
+answer = reset_output
+### END SOLUTION
+
+# %%
+check("01.6", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* At γ_reset = 50 the columns of $Y$ are all one-hot after layer 1 and none after
+# layers 2 to 4; the labels first differ at layer 3. Layer 1 is exact because $Y^{(0)} = 0$: block 2
+# subtracts a blend of zeros, whatever its weights (and block 4's off-diagonal weights, $e^{-100}$,
+# are far below the rounding of the centers). From layer 2 on, block 2 subtracts
+# $\sum_l w_{li} y_l$ instead of $y_i$. The picture shows where that hurts: each point attends to the
+# points of its own cluster, but layer 1 had split one cluster between two centers (section 1), so
+# there the neighbours carried *different* codes, and $y_i$ keeps part of them. Every column also
+# keeps small but nonzero weights $e^{-50\,\|x_l - x_i\|^2}$ on the other clusters, so no column is
+# exactly one-hot. Block 3 at γ = ∞ then takes only the keys whose score is exactly the maximum: in
+# layer 2 center 0 and center 2 each average **one** point (of 9 and 7 members), and the centers
+# move by 0.14. The authors ran the resets as exact identity attention
+# because the construction needs $y_i - y_i = 0$ exactly; a finite-γ reset mixes neighbours unless
+# $\gamma\,\min_{l \ne i}\|x_l - x_i\|^2 \gg 1$, and on clustered data the nearest neighbours are
+# very close (here $10^{-4}$ in squared distance).
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 01.7
+#
+# On the toy example, find by bisection over γ the **largest** γ at which
+# `kmeans_transformer(X, C0, 4, gamma=γ).labels` differs from Lloyd's `ref.labels` (section 8 brackets
+# it). Bisect on $\log\gamma$ to three significant digits; `answer` is that γ, a number. Then compare it
+# with $745 / \mathrm{gap}$, where gap is the smallest difference, over the points and Lloyd's 4 steps,
+# between a point's second-nearest and nearest squared distance. Why are the two so different? Which
+# point flips, and in which layer?
+
+# %%
+### BEGIN SOLUTION
+def labels_differ(g):
+    return not np.array_equal(kmeans_transformer(X, C0, 4, gamma=g).labels, ref.labels)
+
+
+lo, hi = 100.0, 1e3                       # section 8: labels differ at 100, match at 1000
+assert labels_differ(lo) and not labels_differ(hi)
+while hi / lo > 1 + 1e-4:
+    mid = np.sqrt(lo * hi)
+    lo, hi = (mid, hi) if labels_differ(mid) else (lo, mid)
+gaps = np.array([np.min(np.diff(np.sort(assign(X, C)[1], axis=0)[:2], axis=0)) for C in ref.centers[:4]])
+tr_lo = kmeans_transformer(X, C0, 4, gamma=lo)
+flips = [(t + 1, np.flatnonzero(tr_lo.labels[t] != ref.labels[t])) for t in range(4)]
+print(f"gamma* = {lo:.1f};  smallest gap per step: {', '.join(f'{g:.2g}' for g in gaps)};  "
+      f"745 / smallest gap = {745.13 / gaps.min():.2g}")
+print("at gamma*, (layer, points that flip):", [f for f in flips if f[1].size])
+print(f"max |dC| after layer 1 at gamma*: {np.abs(tr_lo.centers[1] - ref.centers[1]).max():.1e}")
+answer = lo
+### END SOLUTION
+
+# %%
+check("01.7", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* γ* ≈ 600, while $745/\mathrm{gap} \approx 6 \times 10^6$ (the smallest gap,
+# $1.3\times 10^{-4}$, is point 20's at Lloyd's second step). The bound $\gamma\cdot\mathrm{gap} > 745$
+# makes every weight exactly one-hot, hence the whole computation exactly Lloyd's: it is sufficient,
+# far from necessary. The labels only need every argmin preserved. Just below γ*, layer 1's soft
+# weights move the centers by about $4\times 10^{-4}$, enough to reverse point 20's
+# $1.3\times 10^{-4}$ margin in layer 2; above γ* the drift is too small to flip it, and no other
+# point is close to a tie.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 01.8
+#
+# Write `n_one_hot(X, C, gamma)`: the number of points whose column of $Y$ is **exactly** one-hot in
+# float64 after the first layer at inverse temperature `gamma`, predicted with `assign` and NumPy only
+# (no transformer). `answer` is the function. Check your prediction for γ = 10⁴ on
+# `kmt_ref.data.validation_data()` against `kmeans_transformer(X, C0, 1, gamma=1e4).one_hot[0]`.
+# Why is the threshold what it is?
+
+# %%
+### BEGIN SOLUTION
+from kmt_ref.data import validation_data
+
+
+def n_one_hot(X, C, gamma):
+    _, D = assign(X, C)                             # (k, n)
+    gap = D - D.min(axis=0)                         # (k, n): 0 at the nearest center
+    # exp(-t) is exactly 0 in float64 for t > 745.1332 (below half the smallest subnormal)
+    zero = gamma * gap > 745.1332191019412
+    return int(np.sum(zero.sum(axis=0) == C.shape[1] - 1))   # every other weight is 0
+
+
+X_v, C0_v = validation_data()
+count = n_one_hot(X_v, C0_v, 1e4)
+assert count == kmeans_transformer(X_v, C0_v, 1, gamma=1e4).one_hot[0]
+print(f"gamma = 1e4: {count} of {X_v.shape[1]} columns exactly one-hot after layer 1")
+answer = n_one_hot
+### END SOLUTION
+
+# %%
+check("01.8", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* 3,900 of the 10,000 points. Block 1's softmax subtracts the maximum score, so the
+# nearest center gets $e^0 = 1$ and center $j$ gets $e^{-\gamma\,\mathrm{gap}_j}$. The smallest
+# positive float64 is $2^{-1074} \approx 4.9\times 10^{-324} = e^{-744.44}$; `exp` rounds to 0
+# below half of it, $e^{-745.13}$. So column $i$ is exactly $e_{j^*}$ iff
+# $\gamma\,\mathrm{gap}_j > 745.13$ for every $j \ne j^*$ (the nearest weight is then $1/(1 + 0) = 1$).
+# A weight of $10^{-300}$ is not one-hot, though it changes nothing visible.
+# ### END SOLUTION
+
+# %%
+report("01")
