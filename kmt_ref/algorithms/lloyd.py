@@ -287,8 +287,11 @@ def lloyd_weights(d, k, center_update="euclidean"):
     unique maximum, and on ``m`` tied maxima to ``1/m`` each (the other terms
     vanish, the ``m`` tied ones stay ``exp(0) = 1``): the limit is the
     *averaging* hardmax. A point equidistant from two centers would then get
-    ``y_i = (e_j + e_l)/2``, which is no assignment, and block 3 would count
-    it half in each cluster; Lloyd's ``argmin`` gives it to the lowest index.
+    ``y_i = (e_j + e_l)/2``, which is no assignment, and block 3 at
+    ``gamma = inf`` would leave it out of both means (its score ``-1/2`` is
+    below the members' 0; the linear update would count it half in each
+    cluster); Lloyd's ``argmin`` gives it to the lowest index (notebook 01,
+    exercise 01.2, measures it).
     Block 1 therefore uses ``hardmax`` (ties to the lowest index), so that the
     transformer equals ``np.argmin`` Lloyd on every input, ties included;
     without ties the two hardmaxes coincide and both are the limit. Block 3

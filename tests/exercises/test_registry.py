@@ -154,3 +154,25 @@ def test_strip_solutions():
     for bad in ("### BEGIN SOLUTION\nx", "### END SOLUTION", "### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION"):
         with pytest.raises(ValueError):
             make_notebook.strip_solutions(bad, "stub")
+
+
+def _exercise_summary(nb):
+    exs = [ex for i, ex in EXERCISES.items() if i.startswith(nb + ".")]
+    return f"{len(exs)} exercises ({sum(ex.checked for ex in exs)} checked), {sum(ex.minutes for ex in exs)} min"
+
+
+def test_teaching_md_holds_the_exercise_table():
+    text = (ROOT / "docs" / "TEACHING.md").read_text()
+    assert exercises.table() in text, "paste kmt_ref.exercises.table() into docs/TEACHING.md"
+    for nb in NOTEBOOKS:
+        assert _exercise_summary(nb) in text, f"unit {nb}: {_exercise_summary(nb)}"
+
+
+def test_readme_start_here_gives_each_notebook_its_exercise_load():
+    text = (ROOT / "README.md").read_text()
+    start = text[text.index("## Start here"):]
+    start = start[: start.index("\n## ", 5)]
+    assert "jupyter lab notebooks/" in start
+    for nb, stem in NOTEBOOKS.items():
+        row = next(line for line in start.splitlines() if f"notebooks/{stem}.ipynb" in line)
+        assert _exercise_summary(nb) in row, f"README row for {stem}: {_exercise_summary(nb)}"
