@@ -362,7 +362,8 @@ def plot_weights(params, emb, names=None, axes=None, ncols=3):
     Returns
     -------
     matplotlib.figure.Figure
-        With one colorbar shared by the whole grid (all on ``[-1, 1]``).
+        With one colorbar shared by the whole grid: ``[-v, v]`` with
+        ``v = max(1, max |entry|)`` (Theorem 2.1's weights: ``[-1, 1]``).
     """
     if names is None:
         names = [f"{m}{b}" for b in "1234" for m in "QKV"]
@@ -371,8 +372,10 @@ def plot_weights(params, emb, names=None, axes=None, ncols=3):
         fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols + 0.6, 2.6 * nrows), layout="constrained")
     axes = np.ravel(axes)
     blocks = embedding_blocks(emb)
+    # one scale for the grid: [-1, 1], widened if an entry is larger (Theorem 2.2's Q holds 2)
+    vmax = max([1.0] + [float(np.max(np.abs(params[name]))) for name in names])
     for ax, name in zip(axes, names):
-        plot_matrix(params[name], ax=ax, row_blocks=blocks, title=name, vmax=1.0, colorbar=False)
+        plot_matrix(params[name], ax=ax, row_blocks=blocks, title=name, vmax=vmax, colorbar=False)
     used = list(axes[:len(names)])
     used[0].figure.colorbar(used[0].images[-1], ax=used, fraction=0.02, pad=0.02, label="weight (shared scale)")
     return axes[0].figure

@@ -1,21 +1,34 @@
 # %% [markdown]
-# # 2. Dot-product attention (Theorem 2.2), soft k-means and spherical k-means
+# # 02 — Dot-product attention (Theorem 2.2), soft k-means and spherical k-means
 #
-# Notebook 1 built Lloyd's algorithm from *distance* attention (Theorem 2.1 of Park, Clarkson,
+# Notebook 01 built Lloyd's algorithm from *distance* attention (Theorem 2.1 of Park, Clarkson,
 # Horesh, Ram, Ito, "Transformer Circuits Can Realize Clustering Algorithms", arXiv 2506.19125).
-# Here we change that construction in small, named ways:
+# Here we change that construction in small, named ways, each checked by an `assert` against an
+# independent classical reference (`kmt_ref.lloyd`, `kmt_ref.soft_kmeans`, `kmt_ref.spherical_kmeans`):
 #
-# 1. **Theorem 2.2** — plain dot-product attention is enough if every token carries its squared
-#    norm and a feed-forward block with the rectified quadratic unit ReQU(z) = max(z, 0)² keeps the
-#    centers' norms up to date (SPEC §4).
-# 2. **Soft k-means** — a finite inverse temperature β in the assignment block and the authors'
-#    normalized linear attention in the update block (their `cnst_model.py`, `ldp=True`) (SPEC §5).
-# 3. **Spherical k-means** — unit-norm data, cosine scores in the assignment block, RMSNorm on the
-#    update (SPEC §5; its placement is the project's choice, **(open)**).
+# 1. **Theorem 2.2** — plain dot-product attention suffices if every token carries its squared norm
+#    and a feed-forward block with the rectified quadratic unit ReQU(z) = max(z, 0)² keeps the
+#    centers' norms up to date (SPEC §4), sections 1–5;
+# 2. **soft k-means** — a finite inverse temperature β in the assignment block and the authors'
+#    normalized linear attention in the update block (their `cnst_model.py`, `ldp=True`; SPEC §5), section 6;
+# 3. **spherical k-means** — unit-norm data, cosine scores, RMSNorm on the update (SPEC §5; the
+#    placement of the RMSNorm is the project's choice, **(open)**), section 7.
 #
-# Every transformer below is run by the one generic layer `kmt_ref.core.attention.layer_forward`; each is
-# checked against a classical reference written independently (`kmt_ref.lloyd`, `kmt_ref.soft_kmeans`,
-# `kmt_ref.spherical_kmeans`). Tokens are **columns**: X is (d, n), C is (d, k).
+# **Learning objectives.** After this notebook you can
+#
+# - expand $-\|x-c\|^2$ and explain why a dot product with a squared-norm row selects the nearest
+#   center (the *norm trick*), and which of the two norms the circuit may leave out;
+# - build a ReQU feed-forward block that writes $\|c\|^2$ exactly, and say why it needs two units
+#   per coordinate;
+# - read block 3's scores (1, ½, 0, −½) and explain how the default token keeps an empty cluster;
+# - check a construction against its classical reference layer by layer (labels exactly, centers to 1e-12);
+# - describe how soft k-means depends on β (one merged center at small β, Lloyd's algorithm at
+#   large β) and turn "the clusters stay apart" into a measured number;
+# - run spherical k-means as a transformer and state its policies for zero-length points and
+#   members that cancel.
+#
+# Tokens are **columns**: X is (d, n), C is (d, k). Every transformer below is run by the one
+# generic layer `kmt_ref.core.attention.layer_forward`.
 #
 # *Annotator's remark:* Theorem 2.2 is stated here as the project brief gives it (dot-product attention
 # runs k-means exactly when the tokens carry their squared norms and a ReQU feed-forward block updates
@@ -28,189 +41,335 @@ import matplotlib.pyplot as plt
 
 import kmt_ref
 from kmt_ref import (lloyd, soft_kmeans, spherical_kmeans, dot_product_transformer,
-                     soft_kmeans_transformer, spherical_kmeans_transformer, kmeans_transformer, softmax)
+                     soft_kmeans_transformer, spherical_kmeans_transformer, softmax)
 from kmt_ref.core.attention import attention_scores, layer_forward, FeedForward, requ
-from kmt_ref.core.tokens import projector
+from kmt_ref.core.normalizers import hardmax
+from kmt_ref.core.tokens import projector, run_layers
+from kmt_ref.algorithms.dot_product import dot_product_weights, dot_product_layer
 from kmt_ref.data import toy_data
-from kmt_ref.viz.plotting import plot_weights, plot_log_objective, plot_attention, CLUSTER_COLORS
-from kmt_ref.algorithms.dot_product import dot_product_weights
+from kmt_ref.viz.plotting import (plot_weights, plot_attention, plot_layer_attention, embedding_blocks,
+                                  CLUSTER_COLORS)
 from kmt_ref.viz.variant_figures import plot_soft_beta_sweep
 
 %matplotlib inline
-rng = np.random.default_rng(2)  # the only source of randomness below
-X, C0 = toy_data()  # three clusters of 8 points in [0, 1]^2, first 3 points as initial centers
+np.set_printoptions(precision=4, suppress=True, linewidth=110)
+SEED = 19  # the toy example's seed (kmt_ref.data.toy_data); section 7 draws its data from rng below
+rng = np.random.default_rng(2)
+X, C0 = toy_data(SEED)  # three clusters of 8 points in [0, 1]^2; the first 3 points are the initial centers
 d, n = X.shape
 k = C0.shape[1]
-print(f"X: {X.shape}, C0: {C0.shape}")
+assert (d, n, k) == (2, 24, 3)
+print("kmt_ref", kmt_ref.__version__, "| X:", X.shape, "C0:", C0.shape, "| seed", SEED)
 
 # %% [markdown]
 # ## 1. The squared-norm trick
 #
-# Theorem 2.1 scores center j for point i by the negative squared distance. Expanding it
+# Theorem 2.1 scores center $j$ for point $i$ by the negative squared distance. Expanding it
 # (the idea of Theorem 2.2 as the project brief states it; SPEC §4):
 #
 # $$-\|x_i - c_j\|^2 = \underbrace{-\|x_i\|^2}_{\text{same for every } j} + 2\,x_i\cdot c_j - \|c_j\|^2 .$$
 #
-# If the point token carries a constant 1 and the center token its squared norm, the dot product of
-# the query $q_i = [2x_i; -1]$ with the key $k_j = [c_j; \|c_j\|^2]$ is $2x_i\cdot c_j - \|c_j\|^2
-# = \|x_i\|^2 - \|x_i - c_j\|^2$. The leftover $\|x_i\|^2$ is a constant per query, and softmax is
-# shift invariant, $\mathrm{softmax}(s + a\mathbf 1) = \mathrm{softmax}(s)$: the attention weights are
-# *exactly* those of distance attention. Point tokens are $[x_i; \|x_i\|^2; 1; y_i; 0]$, center tokens
-# $[c_j; \|c_j\|^2; 1; e_j; 1]$ (the last row is a type flag, used for empty clusters).
+# Only the last two terms depend on $j$, and both are dot products if the tokens carry the right
+# extra rows. Point tokens are $[x_i; \|x_i\|^2; 1; y_i; 0]$ and center tokens
+# $[c_j; \|c_j\|^2; 1; e_j; 1]$ (rows `x`, `norm`, `one`, `y`, `flag`; the flag marks center tokens,
+# section 5).
 
 # %%
-params, emb = dot_product_weights(d, k)
-print("layout:", emb.layout, " d_emb =", emb.d_emb)
-Xbar, Cbar = emb.embed_points(X), emb.embed_centers(C0)  # (d_emb, n), (d_emb, k)
-S_dot = attention_scores(Xbar, Cbar, params["Q1"], params["K1"], score="dot")  # (k, n): 2 x.c - ||c||^2
+params, emb = dot_product_weights(d, k)    # the hand-set Q1..V4, W1, W2 and the token layout
+Xbar, Cbar = emb.embed_points(X), emb.embed_centers(C0)                  # (d_emb, n), (d_emb, k)
+print("layout:", emb.layout, "| d_emb =", emb.d_emb)
+print("rows:", {name: (s.start, s.stop) for name, s in embedding_blocks(emb)})
+assert Xbar.shape == (d + k + 3, n) and Cbar.shape == (d + k + 3, k)
+assert np.array_equal(Xbar[emb.rows("norm")][0], np.sum(X * X, axis=0))   # ||x_i||^2
+assert np.array_equal(Cbar[emb.rows("norm")][0], np.sum(C0 * C0, axis=0))  # ||c_j||^2
+assert np.array_equal(Cbar[emb.rows("y")], np.eye(k)) and np.all(Cbar[emb.rows("flag")] == 1)
+
+# %% [markdown]
+# **Block 1's score.** The query of point $i$ is $Q_1\bar x_i = [2x_i; -1]$ (the −1 is read from the
+# `one` row into the `norm` row) and the key of center $j$ is $K_1\bar c_j = [c_j; \|c_j\|^2]$:
+#
+# $$ (K_1\bar c_j)\cdot(Q_1\bar x_i) = 2\,x_i\cdot c_j - \|c_j\|^2 = \|x_i\|^2 - \|x_i - c_j\|^2 .$$
+#
+# So the dot score minus Theorem 2.1's Euclidean score is $\|x_i\|^2$: one number per point (per column).
+
+# %%
+S_dot = attention_scores(Xbar, Cbar, params["Q1"], params["K1"], score="dot")          # (k, n)
 P_X = projector(emb, "x")
-S_euc = attention_scores(Xbar, Cbar, P_X, P_X, score="euclidean")  # (k, n): -||x - c||^2
-constant = S_dot - S_euc  # should be ||x_i||^2 in every row
+S_euc = attention_scores(Xbar, Cbar, P_X, P_X, score="euclidean")                      # (k, n): -||x - c||^2
+constant = S_dot - S_euc                                                                 # (k, n)
 assert S_dot.shape == (k, n)
 np.testing.assert_allclose(constant, np.tile(np.sum(X * X, axis=0), (k, 1)), rtol=1e-13)
-for gamma in (1.0, 10.0, 1000.0):
-    np.testing.assert_allclose(softmax(S_dot, gamma), softmax(S_euc, gamma), rtol=1e-10, atol=1e-15)
-print("dot score - Euclidean score, point 0, every center:", constant[:, 0], " = ||x_0||^2 =", X[:, 0] @ X[:, 0])
-print("softmax of both: identical for gamma = 1, 10, 1000")
+print("dot - Euclidean score of point 0, each center:", constant[:, 0], "| ||x_0||^2 =", X[:, 0] @ X[:, 0])
 
 # %% [markdown]
-# The twelve hand-set matrices of Theorem 2.2. Compare with notebook 1: blocks 1 and 2 now read the
-# `norm` and `one` rows (Q1 = 2 P_X with a −1 from `one` into `norm`; K1 = P_X + P_norm), block 3's key
-# subtracts ½ · flag from the one-hot rows (the empty-cluster token, below), and block 4's value also
-# clears the `norm` row.
+# **Shift invariance.** Softmax and hardmax normalize each column (each query) over the keys, and
+# adding the same number $a$ to every score of a column changes nothing:
+# $\mathrm{softmax}(s + a\mathbf 1) = e^{a}e^{s}/(e^{a}\sum e^{s}) = \mathrm{softmax}(s)$.
+# Hence the attention weights of the dot scores are *exactly* those of distance attention, at every γ.
 
 # %%
-fig = plot_weights(params, emb, ncols=6)
-fig.set_size_inches(15, 5.5)
+for gamma in (1.0, 10.0, 1000.0):
+    np.testing.assert_allclose(softmax(S_dot, gamma), softmax(S_euc, gamma), rtol=1e-10, atol=1e-15)
+assert np.array_equal(hardmax(S_dot), hardmax(S_euc))                                    # gamma = inf
+print("softmax of both scores: equal for gamma = 1, 10, 1000; hardmax: identical")
 
 # %% [markdown]
-# ## 2. A ReQU feed-forward block computes a squared norm
+# ## 2. The twelve hand-set matrices of Theorem 2.2
 #
-# After the update the center has moved, so its stored $\|c_j\|^2$ is stale: block 4 clears it and a
-# feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one (SPEC §4). With
-# $W_1 = [I_d; -I_d]$ on the data rows and $W_2$ summing the $2d$ hidden units into the norm row,
+# Compare with notebook 01 (rows: Q, K, V; columns: blocks 1–4). Blocks 1 and 2 read the `norm`
+# and `one` rows (the −1 of $Q$ and the `norm` entry of $K$ are the norm trick); block 3's key
+# subtracts ½ · flag from the one-hot rows (the empty-cluster token, section 5); block 4's value
+# clears the stale `norm` row together with the old center. Q has entries 2, so the colour scale
+# runs to 2.
+
+# %%
+fig = plot_weights(params, emb, names=[f"{m}{b}" for m in "QKV" for b in "1234"], ncols=4)
+fig.suptitle("Theorem 2.2: hand-set Q, K, V (rows: Q, K, V; columns: blocks 1-4)")
+norm, one, flag, y = (emb.rows(b) for b in ("norm", "one", "flag", "y"))
+assert params["Q1"][norm, one] == -1.0 and np.array_equal(params["K1"], P_X + projector(emb, "norm"))
+assert np.all(params["K3"][y, flag] == -0.5)                         # the default token's offset
+assert np.array_equal(params["V4"], -(P_X + projector(emb, "norm")))  # clears c and ||c||^2
+
+# %% [markdown]
+# ## 3. A ReQU feed-forward block refreshes ‖c‖²
 #
-# $$\sum_{m=1}^d \mathrm{ReQU}(c_m) + \mathrm{ReQU}(-c_m) = \sum_m c_m^2 = \|c\|^2 ,$$
+# After the update the center has moved, so its stored $\|c_j\|^2$ is stale: block 4 clears it, and a
+# feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one (SPEC §4). The
+# rectified quadratic unit $\mathrm{ReQU}(z) = \max(z, 0)^2$ gives half of a square; two of them give it all:
 #
-# exactly, because one of $\max(c_m,0)$, $\max(-c_m,0)$ is 0 and the other is $|c_m|$.
+# $$\mathrm{ReQU}(z) + \mathrm{ReQU}(-z) = z^2 \quad\text{for every real } z .$$
 
 # %%
 z = np.linspace(-2, 2, 201)
-fig, ax = plt.subplots(figsize=(4, 3))
+fig, ax = plt.subplots(figsize=(4.5, 3))
 ax.plot(z, requ(z), label="ReQU(z)")
 ax.plot(z, requ(-z), label="ReQU(-z)")
 ax.plot(z, requ(z) + requ(-z), "k--", label="sum = z²")
-ax.legend(); ax.set_xlabel("z"); ax.set_title("two ReQU units make a square")
+ax.set_xlabel("z"); ax.set_ylabel("value"); ax.legend(); ax.set_title("two ReQU units make a square")
 np.testing.assert_array_equal(requ(z) + requ(-z), z * z)
 
-C_new = np.array([[0.5, -1.25, 3.0], [2.0, 0.75, -0.5]])  # (d, k): dyadic, so "exactly" is testable
-Cbar_stale = emb.embed_centers(C_new)
-Cbar_stale[emb.rows("norm")] = 0.0  # what block 4 leaves
-_, Cbar_fresh = layer_forward(params, Xbar, Cbar_stale, (FeedForward("C", activation="requ"),))
-print("W1:", params["W1"].shape, " W2:", params["W2"].shape)
-print("FFN wrote:", Cbar_fresh[emb.rows("norm")][0], " ||c||^2 =", np.sum(C_new**2, axis=0))
-assert np.array_equal(Cbar_fresh[emb.rows("norm")][0], np.sum(C_new**2, axis=0))
-
 # %% [markdown]
-# ## 3. Theorem 2.2 is Lloyd's algorithm
+# With $W_1 = [I_d; -I_d]$ on the data rows ($2d$ hidden units) and $W_2$ summing them into the
+# `norm` row,
 #
-# One layer = one Lloyd iteration (Theorem 2.2, by the project's construction): block 1 assigns by the norm-trick scores, block 2
-# removes the old assignment, block 3 averages the members (scores $e_j\cdot y_i$ = 1 for members),
-# block 4 removes the old center and its norm, the FFN writes the new norm. An **empty** cluster keeps
-# its center through a default token: block 3's key for a center token is $e_l - \tfrac12\mathbf 1$, so
-# its own center scores ½ — below any member (1), above any non-member (0 or −½). We add a far-away
-# fourth center to see it.
+# $$\sum_{m=1}^d \mathrm{ReQU}(c_m) + \mathrm{ReQU}(-c_m) = \sum_m c_m^2 = \|c\|^2 ,$$
+#
+# exactly, because one of $\max(c_m,0)$, $\max(-c_m,0)$ is 0 and the other is $|c_m|$. Below, center
+# tokens with a cleared `norm` row (what block 4 leaves) go through the FFN alone.
 
 # %%
-C0_empty = np.column_stack([C0, [3.0, 3.0]])  # (2, 4): center 3 attracts no point
-ref = lloyd(X, C0_empty, 5)
-trf = dot_product_transformer(X, C0_empty, 5, record=True)
-np.testing.assert_array_equal(trf.labels, ref.labels)
-np.testing.assert_allclose(trf.centers, ref.centers, rtol=0, atol=1e-12)
-assert np.array_equal(trf.centers[-1][:, 3], [3.0, 3.0])  # the empty cluster kept its center
-print("labels equal at every layer; largest center difference:", np.abs(trf.centers - ref.centers).max())
-S3 = trf.layers[0].scores["3"]  # (n + k, k): block 3's scores, keys = points then center tokens
-print("block 3 scores of center 3 (empty): points", np.unique(S3[:n, 3]), " own token", S3[n + 3, 3])
-fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-plot_log_objective({"Lloyd": ref.log_objective, "Theorem 2.2": trf.log_objective}, ax=axes[0],
-                   styles={"Theorem 2.2": {"ls": "--"}})
-W3 = trf.layers[0].weights["3"]                                   # (n + k, k): keys = points, then centers
-by_cluster = np.argsort(trf.labels[0], kind="stable")             # points grouped by their layer-1 cluster
-plot_attention(np.vstack([W3[:n][by_cluster], W3[n:]]), ax=axes[1],
-               title="block 3 attention, layer 1 (points sorted by cluster)",
-               key_blocks=[("points", slice(0, n)), ("centers", slice(n, n + 4))],
-               query_label="centers", key_label="keys")
-fig.tight_layout()
+C_new = np.array([[0.5, -1.25, 3.0], [2.0, 0.75, -0.5]])  # (d, k): dyadic, so "exactly" is testable
+Cbar_stale = emb.embed_centers(C_new)                        # (d_emb, k)
+Cbar_stale[norm] = 0.0                                       # what block 4 leaves
+_, Cbar_fresh = layer_forward(params, Xbar, Cbar_stale, (FeedForward("C", activation="requ"),))
+print("W1:", params["W1"].shape, " W2:", params["W2"].shape)
+print("FFN wrote:", Cbar_fresh[norm][0], "| ||c_j||^2 =", np.sum(C_new**2, axis=0))
+assert np.array_equal(Cbar_fresh[norm][0], np.sum(C_new**2, axis=0))
+others = np.setdiff1d(np.arange(emb.d_emb), np.arange(emb.d_emb)[norm])
+assert np.array_equal(Cbar_fresh[others], Cbar_stale[others])  # and nothing else changed
 
 # %% [markdown]
+# ## 4. Theorem 2.2 is Lloyd's algorithm, layer by layer
+#
+# One layer = one Lloyd iteration (Theorem 2.2, by the project's construction):
+#
+# | block | score (dot product) | does |
+# |---|---|---|
+# | 1 | $2x_i\cdot c_j - \|c_j\|^2$ | point $i$ writes $e_{j^*}$ of its nearest center |
+# | 2 | $2x_i\cdot x_l - \|x_l\|^2$ | identity attention: subtracts the old $y_i$ |
+# | 3 | $e_j\cdot y_i$ (1 for members) | center $j$ takes the mean of its members |
+# | 4 | $e_l \cdot e_j$ | identity attention: subtracts the old $c_j$ and $\|c_j\|^2$ |
+# | FFN | — | writes the new $\|c_j\|^2$ |
+
+# %%
+ref = lloyd(X, C0, 5)
+trf = dot_product_transformer(X, C0, 5)
+np.testing.assert_array_equal(trf.labels, ref.labels)
+np.testing.assert_allclose(trf.centers, ref.centers, rtol=0, atol=1e-12)
+for t in range(trf.n_steps):
+    print(f"layer {t + 1}: labels equal: {np.array_equal(trf.labels[t], ref.labels[t])}, "
+          f"max |dC| = {np.abs(trf.centers[t + 1] - ref.centers[t + 1]).max():.1e}, "
+          f"log J = {trf.log_objective[t + 1]:.4f} (Lloyd {ref.log_objective[t + 1]:.4f})")
+
+# %% [markdown]
+# **The attention matrices of the last layer.** We sort the points by their final cluster before
+# running (the encoder is permutation-equivariant and Lloyd's means do not depend on the order, so
+# nothing else changes) and draw the four blocks with one colour scale.
+
+# %%
+order = np.argsort(ref.labels[-1], kind="stable")               # points grouped by final cluster
+trf_sorted = dot_product_transformer(X[:, order], C0, 5, record=True)
+np.testing.assert_array_equal(trf_sorted.labels, ref.labels[:, order])
+layer = trf_sorted.layers[-1]
+fig = plot_layer_attention(layer.weights, n_points=n)
+fig.suptitle("Theorem 2.2, layer 5: attention of blocks 1-4 (points sorted by cluster)")
+assert np.array_equal(layer.weights["1"].sum(axis=0), np.ones(n))   # one-hot columns
+assert np.array_equal(layer.weights["2"], np.eye(n))               # identity
+np.testing.assert_allclose(layer.weights["3"].sum(axis=0), 1.0)    # each center: a mean
+print("cluster sizes:", np.bincount(ref.labels[-1]), "| block 3 weights per member:",
+      np.unique(np.round(layer.weights["3"][:n][layer.weights["3"][:n] > 0], 6)))
+
+# %% [markdown]
+# Block 1: each point puts weight 1 on its nearest center. Blocks 2 and 4: identity. Block 3: each
+# center spreads weight $1/|M_j|$ over its members $M_j$ (1/8 here: read it off the colorbar) and
+# nothing on the center tokens.
+#
 # *Annotator's remark on rounding.* The dot score $2x\cdot c - \|c\|^2$ and Lloyd's
 # $\|x\|^2 + \|c\|^2 - 2x\cdot c$ are equal numbers in exact arithmetic but are rounded differently.
 # On the project's table of 214 instances (ties, duplicates, empty clusters, k = 1, k = n) the labels
 # agree at every layer except at one rounding-level tie — three coincident centers, one of them a mean
 # off by one ulp — where the transformer picks the center that is nearest in exact arithmetic and
-# Lloyd's cancellation does not (see `tests/test_standard_variants.py`).
+# Lloyd's cancellation does not (`tests/algorithms/test_dot_product.py`).
 #
-# ## 4. Soft k-means: a finite β in block 1
+# ## 5. An empty cluster: the default token at score ½
+#
+# Block 3's queries are the centers, its keys the updated points **and** the center tokens. Its key
+# is $K_3\bar z = y - \tfrac12\,\mathrm{flag}\,\mathbf 1_k$, so center $j$ scores
+#
+# | key | score $e_j\cdot K_3\bar z$ |
+# |---|---|
+# | a member of cluster $j$ ($y_i = e_j$) | 1 |
+# | its own center token ($e_j - \tfrac12\mathbf 1$) | ½ |
+# | a point of another cluster | 0 |
+# | another center token | −½ |
+#
+# The averaging hardmax takes the members' mean when there are members (1 beats ½), and the
+# center's own token — that is, it **keeps** $c_j$ — when there are none (½ beats 0): Lloyd's "keep"
+# policy (SPEC §3). We add a far-away fourth center to see it.
+
+# %%
+C0_empty = np.column_stack([C0, [3.0, 3.0]])   # (2, 4): no point is nearer to center 3
+ref_e = lloyd(X, C0_empty, 5)
+trf_e = dot_product_transformer(X, C0_empty, 5, record=True)
+np.testing.assert_array_equal(trf_e.labels, ref_e.labels)
+np.testing.assert_allclose(trf_e.centers, ref_e.centers, rtol=0, atol=1e-12)
+assert np.array_equal(trf_e.centers[-1][:, 3], [3.0, 3.0])            # the empty cluster kept its center
+print("cluster sizes after layer 1:", np.bincount(ref_e.labels[0], minlength=4))
+
+# %% [markdown]
+# The recorded scores of block 3 in layer 1 (keys: the 24 points, then the 4 center tokens) are the
+# numbers of the table:
+
+# %%
+S3 = trf_e.layers[0].scores["3"]                                        # (n + 4, 4)
+members0 = ref_e.labels[0] == 0
+print("center 0 (populated): members", np.unique(S3[:n][members0, 0]), "| others", np.unique(S3[:n][~members0, 0]),
+      "| own token", S3[n + 0, 0])
+print("center 3 (empty):     points", np.unique(S3[:n, 3]), "| own token", S3[n + 3, 3],
+      "| other tokens", np.unique(S3[n:n + 3, 3]))
+assert set(np.unique(S3[:n, 3])) == {0.0} and S3[n + 3, 3] == 0.5
+assert np.all(S3[:n][members0, 0] == 1.0) and S3[n + 0, 0] == 0.5
+
+# %% [markdown]
+# Block 3's attention in the last layer, with the points sorted by cluster: the empty center
+# (column 3) puts all its weight on its own token.
+
+# %%
+order_e = np.argsort(ref_e.labels[-1], kind="stable")
+trf_e_sorted = dot_product_transformer(X[:, order_e], C0_empty, 5, record=True)
+W3 = trf_e_sorted.layers[-1].weights["3"]                               # (n + 4, 4)
+fig, ax = plt.subplots(figsize=(4.5, 4.2))
+plot_attention(W3, ax=ax, title="block 3, layer 5: an empty cluster (center 3)",
+               key_blocks=[("points", slice(0, n)), ("centers", slice(n, n + 4))],
+               query_label="centers", key_label="keys")
+fig.axes[-1].set_ylabel("attention weight")                              # the colorbar
+assert W3[n + 3, 3] == 1.0 and not W3[:n, 3].any()
+
+# %% [markdown]
+# ## 6. Soft k-means: a finite β in block 1
 #
 # Keep Theorem 2.1's distance scores but stop at a finite inverse temperature β, and use the authors'
-# normalized *linear* attention for the update (their `cnst_model.py`, `ldp=True`) (SPEC §5, soft k-means):
+# normalized *linear* attention for the update (their `cnst_model.py`, `ldp=True`; SPEC §5, soft k-means):
 #
 # $$r_{ij} = \frac{\exp(-\beta\|x_i - c_j\|^2)}{\sum_l \exp(-\beta\|x_i - c_l\|^2)},\qquad
 # c_j' = \frac{\sum_i r_{ij}\,x_i}{\sum_i r_{ij}} .$$
 #
 # Block 1 writes $y_i = r_i$; block 3 scores $e_j\cdot y_i = r_{ij}$ and divides by their sum. The
-# responsibility matrix *is* block 1's attention matrix.
+# responsibility matrix *is* block 1's attention matrix. First, the transformer equals the classical
+# loop over eight orders of magnitude of β:
 
 # %%
-betas = [1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6]  # eight orders of magnitude
-errors = []
+betas = [1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6]
 for beta in betas:
-    r_ref = soft_kmeans(X, C0, 10, beta)
-    r_trf = soft_kmeans_transformer(X, C0, 10, beta)
+    r_ref, r_trf = soft_kmeans(X, C0, 10, beta), soft_kmeans_transformer(X, C0, 10, beta)
     np.testing.assert_allclose(r_trf.centers, r_ref.centers, rtol=0, atol=1e-10)
     np.testing.assert_allclose(r_trf.assignments, r_ref.assignments, rtol=0, atol=1e-10)
-    errors.append(np.abs(r_trf.centers - lloyd(X, C0, 10).centers).max())
-print("transformer = soft_kmeans to 1e-10 for beta =", betas)
+print("transformer = soft_kmeans (centers and responsibilities to 1e-10) for beta =", betas)
+
+# %% [markdown]
+# As β grows the responsibilities become one-hot and soft k-means becomes Lloyd's algorithm:
+
+# %%
+errors = [np.abs(soft_kmeans_transformer(X, C0, 10, b).centers - lloyd(X, C0, 10).centers).max() for b in betas]
 fig, ax = plt.subplots(figsize=(4.5, 3))
 ax.loglog(betas, np.maximum(errors, 1e-17), "o-")
-ax.set_xlabel("beta"); ax.set_ylabel("max |c_soft - c_Lloyd|"); ax.set_title("soft -> Lloyd as beta grows")
+ax.set_xlabel("beta"); ax.set_ylabel("max |c_soft - c_Lloyd| (10 layers)")
+ax.set_title("soft k-means -> Lloyd as beta grows")
 assert errors[-1] < 1e-12 and errors[0] > 0.1
 
 # %% [markdown]
-# Small β: every responsibility is ≈ 1/k and all centers collapse onto the data mean. Large β: the
-# responsibilities become one-hot and soft k-means is Lloyd's algorithm. In between, nearby clusters
-# share points. Below, the top row colours each point by the mixture of its clusters' colours; the
-# bottom row is block 1's attention matrix in the last layer (points grouped by Lloyd's clusters).
+# In between, nearby clusters share points. Top row: each point coloured by the mixture of its
+# clusters' colours, with the center paths; bottom row: block 1's attention matrix in the last layer
+# (the responsibilities, points grouped by Lloyd's clusters).
 
 # %%
 fig = plot_soft_beta_sweep(X, C0, betas=(1.0, 10.0, 100.0, 1000.0), n_layers=10)
+
+# %% [markdown]
+# **Small β: one merged center.** When β → 0 every responsibility tends to $1/k$, and after one
+# step every center is the mean of all the data:
+
+# %%
 tiny = soft_kmeans_transformer(X, C0, 1, 1e-9)
 np.testing.assert_allclose(tiny.centers[1], np.tile(X.mean(axis=1)[:, None], (1, k)), atol=1e-8)
 print("beta = 1e-9: after one layer every center is the data mean", X.mean(axis=1))
 
 # %% [markdown]
-# ## 5. Spherical k-means on directional data
+# **How far apart are the centers?** "The clusters stay apart" becomes a number once we measure
+# it: the three distances between the centers, after 10 layers (the sweep above) and after 500
+# steps (close to a fixed point). After 10 layers the distances grow smoothly with β. After 500
+# steps they jump: below some β all centers sit on the data mean, then two distinct centers
+# appear, then three. These are the phase transitions of *deterministic annealing* (Rose, 1998),
+# which lowers the temperature $1/\beta$ on purpose. Exercises 02.5 and 02.6 locate them.
+
+# %%
+def center_distances(beta, n_steps):
+    C = soft_kmeans(X, C0, n_steps, beta).centers[-1]                    # (d, k)
+    return np.sort([np.linalg.norm(C[:, a] - C[:, b]) for a in range(k) for b in range(a + 1, k)])
+
+beta_grid = np.geomspace(1.0, 100.0, 61)
+fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), sharey=True)
+for ax, n_steps in zip(axes, (10, 500)):
+    dist = np.array([center_distances(b, n_steps) for b in beta_grid])  # (61, 3) sorted
+    for col, name in enumerate(("smallest", "middle", "largest")):
+        ax.semilogx(beta_grid, dist[:, col], label=f"{name} distance")
+    ax.set_xlabel("beta"); ax.set_title(f"distances between the 3 centers after {n_steps} steps")
+    ax.grid(alpha=0.3)
+axes[0].set_ylabel("||c_j - c_l||"); axes[0].legend(fontsize=8)
+fig.tight_layout()
+assert dist[0].max() < 1e-9 and dist[-1].min() > 0.5                     # merged at beta = 1, apart at 100
+
+# %% [markdown]
+# ## 7. Spherical k-means on directional data
 #
 # Dhillon & Modha's spherical k-means clusters *directions*: points and centers live on the unit
-# sphere, a point joins the center of largest cosine, and the new center is the normalized sum of
-# its members (SPEC §5; $m_j$ is the number of members, $\mu_j$ their mean):
+# sphere, a point joins the center of largest cosine, and the new center is the normalized mean of
+# its members (SPEC §5; $M_j$ the member set, $\mu_j$ the member mean):
 #
-# $$l_i = \arg\max_j x_i\cdot c_j,\qquad c_j' = \frac{\mu_j}{\|\mu_j\|},\quad \mu_j = \frac{1}{m_j}\sum_{l_i = j} x_i ,\quad m_j = |\{i : l_i = j\}|$$
-#
-# (the member mean $\mu_j$ has the direction of the member sum, Dhillon & Modha's concept vector).
+# $$l_i = \arg\max_j x_i\cdot c_j,\qquad c_j' = \frac{\mu_j}{\|\mu_j\|},\quad \mu_j = \frac{1}{|M_j|}\sum_{i\in M_j} x_i .$$
 #
 # The transformer changes three things in Theorem 2.1: the embedding scales every point to unit
 # length, block 1 uses dot-product scores (cosines), and block 3's output $[\mu_j; 0]$ goes
 # through RMSNorm without centering and gain $1/\sqrt{d_{emb}}$, which is exactly $[\mu_j/\|\mu_j\|; 0]$.
-# *Where* the RMSNorm sits (on block 3's output, with that gain) is the project's choice **(open)**:
-# the project brief says only "dot-product attention and token-wise normalization (e.g. RMSNorm)".
+# *Where* the RMSNorm sits is the project's choice **(open)**: the project brief says only
+# "dot-product attention and token-wise normalization (e.g. RMSNorm)".
 # The data: three groups of directions on the circle, with random lengths (which must not matter).
 
 # %%
 angles = np.concatenate([rng.normal(a, 0.25, 30) for a in (0.3, 2.2, 4.1)])  # (90,)
-lengths = rng.uniform(0.3, 3.0, angles.size)
-Xdir = lengths * np.vstack([np.cos(angles), np.sin(angles)])  # (2, 90)
-Cdir = Xdir[:, [0, 1, 2]]  # three initial centers, all from the first group
+lengths = rng.uniform(0.3, 3.0, angles.size)                                 # (90,)
+Xdir = lengths * np.vstack([np.cos(angles), np.sin(angles)])                 # (2, 90)
+Cdir = Xdir[:, [0, 1, 2]]                  # three initial centers, all from the first group
 s_ref = spherical_kmeans(Xdir, Cdir, 8)
 s_trf = spherical_kmeans_transformer(Xdir, Cdir, 8)
 np.testing.assert_array_equal(s_trf.labels, s_ref.labels)
@@ -218,21 +377,25 @@ np.testing.assert_allclose(s_trf.centers, s_ref.centers, rtol=0, atol=1e-10)
 np.testing.assert_allclose(np.linalg.norm(s_trf.centers, axis=1), 1.0, atol=1e-14)
 print("labels equal; centers to", np.abs(s_trf.centers - s_ref.centers).max(), "; all centers unit length")
 
+# %% [markdown]
+# Left: the raw data. Right: the same points on the unit circle, coloured by their final cluster, and
+# the centers of every layer (fainter: earlier layers).
+
+# %%
 U = s_trf.info["X_unit"]  # (2, n) the data on the circle
 fig, axes = plt.subplots(1, 2, figsize=(9, 4.3))
 axes[0].scatter(Xdir[0], Xdir[1], s=10, c="0.6")
 axes[0].set_title("raw data (lengths vary)")
 t = np.linspace(0, 2 * np.pi, 200)
 axes[1].plot(np.cos(t), np.sin(t), "k-", lw=0.5)
-labels = s_trf.labels[-1]
-axes[1].scatter(U[0], U[1], s=14, c=[CLUSTER_COLORS[j] for j in labels])
+axes[1].scatter(U[0], U[1], s=14, c=[CLUSTER_COLORS[j] for j in s_trf.labels[-1]])
 for step, C in enumerate(s_trf.centers):
+    alpha = 0.25 + 0.75 * step / (len(s_trf.centers) - 1)
     for j in range(3):
-        alpha = 0.25 + 0.75 * step / (len(s_trf.centers) - 1)
-        axes[1].plot([0, C[0, j]], [0, C[1, j]], color=CLUSTER_COLORS[j], alpha=alpha, lw=1 + (step == 8))
+        axes[1].plot([0, C[0, j]], [0, C[1, j]], color=CLUSTER_COLORS[j], alpha=alpha, lw=1 + 1.5 * (step == 8))
 axes[1].set_title("spherical k-means transformer: centers per layer")
 for ax in axes:
-    ax.set_aspect("equal")
+    ax.set_aspect("equal"); ax.set_xlabel("x1"); ax.set_ylabel("x2")
 fig.tight_layout()
 
 # %% [markdown]
@@ -244,23 +407,342 @@ fig.tight_layout()
 try:
     spherical_kmeans_transformer(np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([[1.0], [0.0]]), 1)
 except ValueError as err:
-    print("ValueError:", err)
+    print("ValueError:", str(err)[:100], "...")
 anti = np.array([[1.0, -1.0], [0.0, 0.0]])  # x and -x, k = 1
 for tr in (spherical_kmeans(anti, anti[:, :1], 2), spherical_kmeans_transformer(anti, anti[:, :1], 2)):
     assert np.array_equal(tr.centers[1:], np.zeros((2, 2, 1)))
 print("antipodal members: center", spherical_kmeans_transformer(anti, anti[:, :1], 1).centers[1].ravel())
 
 # %% [markdown]
+# ## Summary
+#
+# - $-\|x-c\|^2 = 2x\cdot c - \|c\|^2 - \|x\|^2$: with a `norm` and a `one` row, block 1's dot score
+#   is the Euclidean score plus $\|x_i\|^2$, a constant per query, which no shift-invariant
+#   normalizer sees (section 1).
+# - A ReQU feed-forward block with $2d$ units writes $\|c\|^2$ exactly, since
+#   $\mathrm{ReQU}(z) + \mathrm{ReQU}(-z) = z^2$; block 4 clears the stale norm first (section 3).
+# - Theorem 2.2's circuit equals Lloyd's algorithm layer by layer on the toy data: labels exactly,
+#   centers to 1e-12 (section 4).
+# - Block 3's key $y - \tfrac12\,\mathrm{flag}$ gives the scores 1 (members) > ½ (own token) > 0 > −½,
+#   so an empty cluster keeps its center (section 5).
+# - Soft k-means is Theorem 2.1 at a finite β with a linear block 3: one merged center for small β,
+#   Lloyd's algorithm for large β, and sharp transitions between (section 6).
+# - Spherical k-means: unit-norm embedding, cosine scores and an RMSNorm on block 3; zero-length
+#   points are refused and cancelling members give the zero vector (section 7).
+
+# %% [markdown]
 # ## Exercises
 #
-# 1. The norm trick put $\|c_j\|^2$ in the key. Why is the query's own $\|x_i\|^2$ never needed, and
-#    which normalizer in `kmt_ref.NORMALIZERS` would break if it were left out (hint: `linear`)?
-# 2. Replace block 3's key offset −½ · flag by −1.5 · flag in `dot_product_weights` (a copy) and run
-#    the empty-cluster example of section 3. What does the empty center do now, and why?
-# 3. Theorem 2.2 uses $2d$ ReQU units. Can you compute $\|c\|^2$ with fewer hidden units if the data
-#    are known to be non-negative? What goes wrong for negative coordinates?
-# 4. At β = 10 the soft k-means transformer merges two of the three clusters on the toy data (section 4
-#    figure). Find the smallest β (to a factor of 2) at which the three clusters stay apart.
-# 5. Spherical k-means: construct data where a cluster's member sum is zero in exact arithmetic but
-#    not in floating point (e.g. three unit vectors at 120°). What do `spherical_kmeans` and the
-#    transformer return, and why is that case ill-conditioned?
+# Each exercise states what `answer` must be. Set it in the cell below the task and run the
+# `check` cell; `check` says whether the answer is right and, if not, gives a hint.
+# Exercises graded by reading (proofs, explorations) have their model answer in
+# `notebooks/solutions/`.
+
+# %%
+from kmt_ref.exercises import check, report
+
+# %% [markdown]
+# ### Exercise 02.1
+#
+# Section 1 showed that the circuit may leave out $\|x_i\|^2$. What about the other norm? Break the
+# key: in a copy of the weights set `K1 = projector(emb, "x")` (the key loses its `norm` row, so block 1
+# scores $2x_i\cdot c_j$). Take the tokens of the **converged** centers `C = lloyd(X, C0, 5).centers[-1]`,
+# run one layer with `layer_forward(params_broken, Xbar, emb.embed_centers(C), dot_product_layer())`,
+# and read each point's label from the `y` rows of the new point tokens (argmax).
+#
+# `answer`: the indices of the points whose label differs from their nearest center in `C`
+# (a list or 1-D array of ints, any order; empty if none).
+
+# %%
+### BEGIN SOLUTION
+C = lloyd(X, C0, 5).centers[-1]                                         # (d, k), converged
+params_broken = dict(params, K1=projector(emb, "x"))
+Xbar_out, _ = layer_forward(params_broken, emb.embed_points(X), emb.embed_centers(C), dot_product_layer())
+labels_broken = np.argmax(Xbar_out[emb.rows("y")], axis=0)              # (n,)
+labels_right = np.argmin(((X[:, None, :] - C[:, :, None]) ** 2).sum(axis=0), axis=0)
+answer = np.flatnonzero(labels_broken != labels_right)
+print("changed:", answer, "| ||c_j||^2 =", np.sum(C * C, axis=0), "| new labels of them:", labels_broken[answer])
+### END SOLUTION
+
+# %%
+check("02.1", answer)
+
+# %% [markdown]
+# ### Exercise 02.2
+#
+# Prove, for tokens and weights as in sections 1–3:
+#
+# (a) for any normalizer σ that is shift invariant per query ($\sigma(s + a\mathbf 1) = \sigma(s)$),
+# the weights of block 1 from the dot scores $2x_i\cdot c_j - \|c_j\|^2$ equal those from the
+# Euclidean scores $-\|x_i - c_j\|^2$, at every γ; in particular the argmax over $j$ does not
+# depend on $\|x_i\|^2$. Why may $\|c_j\|^2$ *not* be dropped in the same way?
+#
+# (b) $\sum_{m=1}^{d}\mathrm{ReQU}(c_m) + \mathrm{ReQU}(-c_m) = \|c\|^2$ for every $c\in\mathbb R^d$,
+# and the FFN of section 3 leaves every row except `norm` unchanged.
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# **(a)** Expand: $-\|x_i - c_j\|^2 = -\|x_i\|^2 + 2x_i\cdot c_j - \|c_j\|^2$, so the dot score of
+# query $i$ and key $j$ is $s^{dot}_{ij} = s^{euc}_{ij} + \|x_i\|^2$. For a fixed query $i$ the added
+# term $a_i = \|x_i\|^2$ is the same for every key $j$: the column $s^{dot}_{\cdot i} = s^{euc}_{\cdot i}
+# + a_i\mathbf 1$. The scores at inverse temperature γ are $\gamma s$, and
+# $\gamma(s + a\mathbf 1) = \gamma s + (\gamma a)\mathbf 1$ is again a shift, so by shift invariance
+# $\sigma(\gamma s^{dot}_{\cdot i}) = \sigma(\gamma s^{euc}_{\cdot i})$ for every γ. For softmax:
+# $e^{\gamma(s_j + a)}/\sum_l e^{\gamma(s_l + a)} = e^{\gamma a}e^{\gamma s_j}/(e^{\gamma a}\sum_l e^{\gamma s_l})$.
+# For the argmax: $s_j + a > s_l + a \iff s_j > s_l$, with the same ties, so the lowest-index rule picks
+# the same $j$.
+#
+# The term $\|c_j\|^2$ depends on the **key** $j$: dropping it adds $\|c_j\|^2$ to entry $j$ of each
+# column, a different number per row, which is not a shift and can change the argmax (exercise 02.1:
+# 8 of 24 points move, towards the center of largest norm).
+#
+# **(b)** For a real $z$: if $z \ge 0$, $\mathrm{ReQU}(z) = z^2$ and $\mathrm{ReQU}(-z) = \max(-z,0)^2 = 0$;
+# if $z < 0$, $\mathrm{ReQU}(z) = 0$ and $\mathrm{ReQU}(-z) = (-z)^2 = z^2$. In both cases the sum is $z^2$.
+# $W_1 = [I_d; -I_d]$ (on the data rows) gives the hidden vector $h = [c; -c]$, so
+# $\mathbf 1^\top\mathrm{ReQU}(h) = \sum_m \mathrm{ReQU}(c_m) + \mathrm{ReQU}(-c_m) = \sum_m c_m^2 = \|c\|^2$.
+# $W_2$ has ones in the `norm` row only and zeros elsewhere, so the residual $z + W_2\,\mathrm{ReQU}(W_1 z)$
+# changes only that row, which block 4 has set to 0: it now holds $\|c\|^2$. (In floating point each
+# nonzero term is the rounded $c_m^2$ and adding the zero terms is exact, so the FFN writes a sum of the
+# $d$ rounded squares; for $d = 2$ that is bit for bit the rounded $c_1^2 + c_2^2$, in any order.)
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 02.3
+#
+# Theorem 2.2 spends $2d$ ReQU units on $\|c\|^2$. The toy data lie in $[0, 1]^2$, so every center
+# (a mean of points) has non-negative coordinates. Build a feed-forward block with **at most d
+# hidden units** that writes $\|c\|^2$ into the `norm` row of the center tokens of `emb`
+# (d_emb = 8) whenever $c \ge 0$, and changes no other row. Then think: what does it write for a
+# center with a negative coordinate?
+#
+# `answer`: a tuple `(W1, W2)` with `W1` of shape (h, 8) and `W2` of shape (8, h), h ≤ d.
+
+# %%
+### BEGIN SOLUTION
+W1_half = np.zeros((d, emb.d_emb))
+W1_half[:, emb.rows("x")] = np.eye(d)          # one unit per coordinate: ReQU(c_m) = c_m^2 when c_m >= 0
+W2_half = np.zeros((emb.d_emb, d))
+W2_half[emb.rows("norm"), :] = 1.0             # sum them into the norm row
+answer = (W1_half, W2_half)
+# it runs Lloyd's algorithm on the (non-negative) toy data, empty cluster included:
+params_e, emb_e = dot_product_weights(d, 4)
+W1_e, W2_e = np.zeros((d, emb_e.d_emb)), np.zeros((emb_e.d_emb, d))
+W1_e[:, emb_e.rows("x")], W2_e[emb_e.rows("norm"), :] = np.eye(d), 1.0
+tr_half = run_layers(X, dict(params_e, W1=W1_e, W2=W2_e), dot_product_layer(), emb_e, C0_empty, 5)
+assert np.array_equal(tr_half.labels, ref_e.labels)
+# a negative coordinate is lost: ReQU(-0.5) = 0
+c_neg = np.array([[-0.5, 1.0, 2.0], [1.0, 0.0, 1.0]])
+Z = emb.embed_centers(c_neg); Z[norm] = 0.0
+print("written:", (Z + W2_half @ requ(W1_half @ Z))[norm][0], "| ||c||^2:", np.sum(c_neg**2, axis=0))
+### END SOLUTION
+
+# %%
+check("02.3", answer)
+
+# %% [markdown]
+# ### Exercise 02.4
+#
+# Block 3's key subtracts $a = ½$ times the flag. Change the offset to $a = 1.5$ in a copy of the
+# weights (`params4["K3"][emb4.rows("y"), emb4.rows("flag")] = -1.5` with
+# `params4, emb4 = dot_product_weights(d, 4)`) and run **one** layer on the empty-cluster example of
+# section 5 (`run_layers(X, params4, dot_product_layer(), emb4, C0_empty, 1)`). Where does the empty
+# center go, and why? Then state for which offsets $a$ the circuit equals Lloyd's algorithm (with
+# "keep") on every input, and what goes wrong at the ends of that range.
+#
+# `answer`: the empty cluster's center after one layer, an array of shape (2,).
+
+# %%
+### BEGIN SOLUTION
+params4, emb4 = dot_product_weights(d, 4)
+params4 = {name: W.copy() for name, W in params4.items()}
+params4["K3"][emb4.rows("y"), emb4.rows("flag")] = -1.5
+tr4 = run_layers(X, params4, dot_product_layer(), emb4, C0_empty, 1)
+answer = tr4.centers[1][:, 3]
+print("empty center after one layer:", answer, "| mean of all points:", X.mean(axis=1))
+### END SOLUTION
+
+# %%
+check("02.4", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# With offset $a$ the empty center $j$ scores 0 against every point (none is a member), $1 - a$
+# against its own token and $-a$ against the other center tokens. At $a = 1.5$ the own token scores
+# −½ < 0, so all 24 points tie for the maximum and the averaging hardmax moves the center to the mean
+# of all the data, (0.419, 0.452).
+#
+# The circuit is Lloyd's algorithm with "keep" exactly when $1 > 1 - a > 0$, i.e. $0 < a < 1$:
+# members (1) must beat the own token, and the own token must beat the non-members (0). At $a = 0$
+# the own token ties with the members and every populated center becomes
+# $(\sum_{i\in M_j} x_i + c_j)/(|M_j| + 1)$; at $a = 1$ it ties with all points and the empty center
+# becomes $(\sum_i x_i + c_j)/(n + 1)$. Measured on this example: $a \in \{0.25, 0.5, 0.75, 0.999\}$
+# match Lloyd for 5 layers, $a \in \{0, 1, 1.5\}$ do not. ½ sits in the middle of the range.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 02.5
+#
+# The β-sweep figure (section 6) suggests that at small β the soft clusters merge. Make that
+# measurable: let $\mathrm{sep}(\beta)$ be the **smallest distance between two of the three centers
+# after 10 layers** of `soft_kmeans_transformer(X, C0, 10, beta)` on the toy data. It is increasing
+# in β between 5 and 10 (see the left panel of the distance figure), with $\mathrm{sep}(5) < 0.3 <
+# \mathrm{sep}(10)$. Find by bisection the β at which $\mathrm{sep}(\beta) = 0.3$, to within 0.01.
+# (Is β = 10 below or above it?)
+#
+# `answer`: that β, a float.
+
+# %%
+### BEGIN SOLUTION
+def sep(beta):
+    C = soft_kmeans_transformer(X, C0, 10, beta).centers[-1]                 # (d, k)
+    return min(np.linalg.norm(C[:, a] - C[:, b]) for a in range(k) for b in range(a + 1, k))
+
+lo, hi = 5.0, 10.0
+assert sep(lo) < 0.3 <= sep(hi)
+while hi - lo > 0.005:                           # the midpoint is then within 0.0025 of the crossing
+    mid = 0.5 * (lo + hi)
+    lo, hi = (lo, mid) if sep(mid) >= 0.3 else (mid, hi)
+answer = 0.5 * (lo + hi)
+print(f"beta* = {answer:.4f}; sep(10) = {sep(10.0):.3f}, sep(5) = {sep(5.0):.4f}")
+### END SOLUTION
+
+# %%
+check("02.5", answer)
+
+# %% [markdown]
+# ### Exercise 02.6
+#
+# The right panel of the distance figure shows that, near a fixed point, all centers sit on the data
+# mean $m$ for small β and split at some $\beta_c$. Derive $\beta_c$: write $c_j = m + \delta_j$,
+# expand the soft k-means update to first order in the $\delta_j$, and find when the merged state
+# stops being stable. Express $\beta_c$ through the data covariance $\Sigma = \frac1n\sum_i (x_i -
+# m)(x_i - m)^\top$, compute it for the toy data, and check it with `soft_kmeans` (1000 steps) a few
+# per cent below and above.
+#
+# `answer`: $\beta_c$ for the toy data, a float.
+
+# %%
+### BEGIN SOLUTION
+Xc = X - X.mean(axis=1, keepdims=True)                   # (d, n)
+Sigma = Xc @ Xc.T / n                                    # (d, d), covariance with 1/n
+beta_c = 1.0 / (2.0 * np.linalg.eigvalsh(Sigma)[-1])
+for f in (0.95, 1.05):
+    C_end = soft_kmeans(X, C0, 1000, f * beta_c).centers[-1]
+    print(f"beta = {f:.2f} beta_c: largest spread of the centers {np.ptp(C_end, axis=1).max():.2e}")
+answer = beta_c
+print("beta_c =", beta_c)
+### END SOLUTION
+
+# %%
+check("02.6", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# Let $\tilde x_i = x_i - m$ (so $\sum_i \tilde x_i = 0$) and $c_j = m + \delta_j$. Then
+# $-\beta\|x_i - c_j\|^2 = -\beta\|\tilde x_i\|^2 + 2\beta\,\tilde x_i\cdot\delta_j - \beta\|\delta_j\|^2$.
+# The first term is the same for every $j$ and cancels in the softmax; the last is second order. So,
+# to first order, with $\bar\delta = \frac1k\sum_l\delta_l$,
+# $$r_{ij} = \frac{e^{2\beta\tilde x_i\cdot\delta_j}}{\sum_l e^{2\beta\tilde x_i\cdot\delta_l}}
+#   \approx \frac1k\bigl(1 + 2\beta\,\tilde x_i\cdot(\delta_j - \bar\delta)\bigr).$$
+# Then $\sum_i r_{ij} \approx n/k$ (the linear term sums to 0) and
+# $\sum_i r_{ij}\,x_i \approx \frac1k\bigl(n\,m + 2\beta\sum_i \tilde x_i\tilde x_i^\top(\delta_j - \bar\delta)\bigr)$,
+# so
+# $$c_j' \approx m + 2\beta\,\Sigma\,(\delta_j - \bar\delta), \qquad \delta_j' - \bar\delta' = 2\beta\,\Sigma\,(\delta_j - \bar\delta).$$
+# The common part $\bar\delta$ disappears in one step; the differences between centers are multiplied
+# by $2\beta\Sigma$ at every step. They shrink to 0 (the merged state is stable) when every eigenvalue
+# of $2\beta\Sigma$ is below 1, and a difference along the top eigenvector grows as soon as
+# $2\beta\lambda_{\max} > 1$:
+# $$\beta_c = \frac{1}{2\lambda_{\max}(\Sigma)} \approx 3.460 \text{ on the toy data}
+#   \quad(\lambda_{\max} = 0.1445).$$
+# Measured: at $0.95\,\beta_c$ the spread after 1000 steps is ~1e-16, at $1.05\,\beta_c$ it is 0.32.
+# Near $\beta_c$ the factor $2\beta\lambda_{\max}$ is close to 1 and convergence is slow (at
+# $0.98\,\beta_c$, 300 steps still leave a spread of 0.08): "critical slowing down". This is the first
+# phase transition of deterministic annealing (Rose, Gurewitz and Fox, 1990). The second split, at
+# β ≈ 5.5 in the figure, is a transition of the two-center state, not of the merged one.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 02.7
+#
+# Write one step of spherical k-means as a plain NumPy function `step(X, C)` for data `X` (d, n)
+# with nonzero columns of any length and centers `C` (d, k), nonzero, of any length, returning the
+# new centers (d, k): scale points and centers to unit length, assign each point to the center of
+# largest cosine (ties: the lowest index), and set each center to its normalized member mean. The
+# policies of section 7 and of `spherical_kmeans`: an empty cluster keeps its (unit) center; a zero
+# member mean gives the zero vector.
+#
+# `answer`: the function (it is checked against `spherical_kmeans(X, C, 1).centers[1]` on several inputs).
+
+# %%
+### BEGIN SOLUTION
+def step(X, C):
+    Xu = X / np.linalg.norm(X, axis=0)                   # (d, n) unit points
+    Cu = C / np.linalg.norm(C, axis=0)                   # (d, k) unit centers
+    labels = np.argmax(Cu.T @ Xu, axis=0)                # (n,) largest cosine, lowest index on ties
+    C_new = Cu.copy()                                    # empty clusters keep their center
+    for j in range(C.shape[1]):
+        members = labels == j
+        if members.any():
+            mu = Xu[:, members].mean(axis=1)             # (d,)
+            norm_mu = np.linalg.norm(mu)
+            C_new[:, j] = mu / norm_mu if norm_mu > 0 else 0.0
+    return C_new
+
+answer = step
+np.testing.assert_allclose(step(Xdir, Cdir), s_ref.centers[1], atol=1e-12)
+### END SOLUTION
+
+# %%
+check("02.7", answer)
+
+# %% [markdown]
+# ### Exercise 02.8
+#
+# Antipodal members (section 7) have a member sum of exactly 0. Now take three unit vectors at
+# 0°, 120° and 240° (`np.cos`, `np.sin` of `2 * np.pi * np.arange(3) / 3`) as the data and one
+# center (k = 1). In exact arithmetic their sum is 0. What do `spherical_kmeans` and the transformer
+# return after one step? Does the result change if you list the points in another order, or rotate
+# all three by the same angle? Explain what you see, and why no implementation can give a meaningful
+# answer here.
+#
+# `answer`: nothing is checked; write your code and your explanation.
+
+# %%
+### BEGIN SOLUTION
+import itertools
+t3 = 2 * np.pi * np.arange(3) / 3
+U3 = np.vstack([np.cos(t3), np.sin(t3)])                              # (2, 3)
+print("float sum of the three vectors:", U3.sum(axis=1).tolist())
+for perm in itertools.permutations(range(3)):
+    c_ref = spherical_kmeans(U3[:, perm], U3[:, :1], 1).centers[1][:, 0]
+    c_trf = spherical_kmeans_transformer(U3[:, perm], U3[:, :1], 1).centers[1][:, 0]
+    print(perm, "center angle:", round(float(np.degrees(np.arctan2(c_ref[1], c_ref[0]))), 2), "deg",
+          "| transformer equal:", np.array_equal(c_ref, c_trf), "| length", round(float(np.linalg.norm(c_ref)), 12))
+for phi in (0.1, 0.3, 1.0):
+    U_rot = np.vstack([np.cos(t3 + phi), np.sin(t3 + phi)])
+    c_rot = spherical_kmeans(U_rot, U_rot[:, :1], 1).centers[1][:, 0]
+    print(f"rotated by {phi}: center angle {np.degrees(np.arctan2(c_rot[1], c_rot[0])):.1f} deg")
+answer = None  # explored; see the model answer
+### END SOLUTION
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# In floating point the three vectors do not sum to 0 but to about $(-2.2, 3.3)\cdot10^{-16}$: the
+# rounding errors of `cos` and `sin`. That tiny vector is not zero, so it is normalized, and the "center"
+# is a **unit vector pointing in the direction of the rounding error**: 116.6° for the order (0, 1, 2),
+# 122.0° for (0, 2, 1), and 151.4°, 126.9°, 180.0° for the configuration rotated by 0.1, 0.3, 1.0 rad —
+# although the rotated data have the same symmetry. The transformer gives exactly the same numbers as
+# `spherical_kmeans`, because both sum in the same order (the code documents that choice), but that
+# agreement is about summation order, not about the data.
+#
+# The map $s \mapsto s/\|s\|$ has an infinite condition number at $s = 0$: a relative perturbation
+# of the inputs of size $\varepsilon \approx 10^{-16}$ changes $s$ by about $\varepsilon$, and when
+# $\|s\| \approx \varepsilon$ that perturbation is as large as $s$ itself, so any direction is possible.
+# Only the exact zero can be detected (the zero-vector policy); a sum that should be zero but is
+# rounding error cannot be told apart from a genuinely tiny sum without a tolerance, which would be a
+# new policy. The honest reading: this cluster has no direction, and its reported center carries no
+# information.
+# ### END SOLUTION
+
+# %%
+report("02")
