@@ -160,8 +160,8 @@ assert params_trim["Q3"][-1, -1] == 0 and np.isclose(params_trim["K3"][-1, -1], 
 
 # %% [markdown]
 # Robust k-means (§4) uses the same matrices with $\gamma_2$ replaced by $g = \gamma/\sqrt d$ and its own penalties;
-# both are drawn below (the entries rounded to 2 decimals; the shared colour scale of the project's weight plots is
-# clipped at ±1, so read the magnitudes off the numbers). What each special entry does:
+# both are drawn below (the entries rounded to 2 decimals; one colour scale per figure, set by its largest entry,
+# so the small entries are pale: read the magnitudes off the numbers). What each special entry does:
 #
 # * **√γ₂ on the x block** of $Q_3$ and $K_3$: gives the data term $-\gamma_2\|c_j - x_i\|^2$, the only term that
 #   differs between members; it sets the trimming level.
@@ -183,7 +183,7 @@ for row, (name, params) in zip(axes, [("trimmed", params_trim), ("robust", param
     shown = {f"{name}: {m}": np.round(params[m], 2) for m in ("Q3", "K3", "V3")}
     plot_weights(shown, emb, names=list(shown), axes=row)
 fig.suptitle("block 3 of trimmed (γ₂ = 3) and robust (γ = 4, g = γ/√2) k-means: x | y (one-hot) | flag\n"
-             "(colour clipped at ±1; the numbers are the entries)")
+             "(one colour scale, set by the largest entry; the numbers are the entries)")
 plt.show()
 
 # %% [markdown]
@@ -311,7 +311,7 @@ names = ["Qmu", "Kmu", "Vmu", "Q3", "K3", "V3"]
 fig, axes = plt.subplots(2, 3, figsize=(10.5, 6.6), layout="constrained")
 plot_weights({m: np.round(params_med[m], 2) for m in names}, emb_med, names=names, axes=axes)
 fig.suptitle("k-medoids: the μ block (top) and the sampling block 3 (bottom); blocks x | y | flag | mu\n"
-             "(colour clipped at ±1; the numbers are the entries)")
+             "(one colour scale, set by the largest entry; the numbers are the entries)")
 plt.show()
 
 # %% [markdown]
