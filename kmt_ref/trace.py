@@ -132,7 +132,6 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     J : float (only with ``objective=True``)
     """
     (d, n), k = X.shape, C.shape[1]
-    x_sq = np.sum(X * X, axis=0) if x_sq is None else x_sq  # (n,)
     c_sq = np.sum(C * C, axis=0)[:, None]  # (k, 1)
     CT = np.ascontiguousarray(C.T)  # (k, d)
     labels = np.empty(n, dtype=np.intp)
@@ -140,14 +139,15 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     D, cross, diff = np.empty((k, width)), np.empty((k, width)), np.empty((d, width))  # one block each
     J = 0.0
     for a, b in _chunks(n):
-        Db, crossb = D[:, : b - a], cross[:, : b - a]
-        np.add(x_sq[None, a:b], c_sq, out=Db)  # ||x||^2 + ||c||^2
-        np.matmul(CT, X[:, a:b], out=crossb)  # c . x
+        Db, crossb, Xb = D[:, : b - a], cross[:, : b - a], X[:, a:b]
+        xb_sq = np.sum(Xb * Xb, axis=0) if x_sq is None else x_sq[a:b]  # (b - a,) the same numbers, in cache
+        np.add(xb_sq[None, :], c_sq, out=Db)  # ||x||^2 + ||c||^2
+        np.matmul(CT, Xb, out=crossb)  # c . x
         crossb *= 2.0
         Db -= crossb  # (k, b - a) squared distances
         labels[a:b] = np.argmin(Db, axis=0)
         if objective:
-            J += _block_objective(X[:, a:b], C, labels[a:b], diff[:, : b - a])
+            J += _block_objective(Xb, C, labels[a:b], diff[:, : b - a])
     return (labels, J) if objective else labels
 
 
