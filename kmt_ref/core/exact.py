@@ -18,10 +18,15 @@ without the (r, q) matrices; the functions here do that, and nothing else:
 :func:`segment_mean`           a uniform mean over disjoint key sets, summed key by key: the
                                very arithmetic of :func:`kmt_ref.algorithms.lloyd.cluster_means`
 :func:`is_disjoint_uniform`    recognises such a mean among computed weights (normmax, alpha = inf)
+:func:`selection`              W as a signed row selection: ``W Z`` is a view of rows of Z
+:func:`one_hot_columns`        the labels of exactly one-hot (or zero) columns, in one pass
+:func:`fast_layer_forward`     a whole gamma = inf layer with selection weights: no (r, q) matrix,
+                               block 3 by one-hot lookup in O(n), residual sums in place
 =============================  =================================================================
 
 Every shortcut is tested against the plain path on the shared case table
-(tests/core/test_exact.py). They work on plain NumPy arrays; the autograd path
+(tests/core/test_exact.py, tests/core/test_exact_layer.py). They work on plain
+NumPy arrays; the autograd path
 (training) never takes them, except :func:`project`, which on that path is
 plainly ``W Z + b``.
 """
@@ -43,6 +48,9 @@ __all__ = [
     "segment_mean",
     "is_disjoint_uniform",
     "hard_cross",
+    "selection",
+    "one_hot_columns",
+    "fast_layer_forward",
 ]
 
 
