@@ -15,8 +15,14 @@ __all__ = [
     "log_objective",
     "squared_distances",
     "nearest_center",
+    "nearest_labels",
     "frame_objective",
+    "CHUNK",
 ]
+
+#: points per block in :func:`nearest_labels` and :func:`frame_objective`: a (k, CHUNK) block of
+#: squared distances stays in the processor's cache, and no (k, n) matrix is ever allocated
+CHUNK = 2048
 
 
 @dataclass
@@ -90,15 +96,82 @@ def nearest_center(X, C):
     return np.argmin(D, axis=0), D
 
 
-def frame_objective(X, C):
+def _chunks(n):
+    """``(a, b)`` bounds of consecutive blocks of at most CHUNK columns covering ``range(n)``.
+
+    A last block of one column joins the previous one, so that every block is
+    a matrix product of at least two columns (numpy computes a one-column
+    product with a matrix-vector kernel, which may round differently).
+    """
+    bounds = list(range(0, n, CHUNK)) + [n]
+    if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
+        del bounds[-2]
+    return zip(bounds[:-1], bounds[1:])
+
+
+def nearest_labels(X, C, x_sq=None, objective=False):
+    """The labels of :func:`nearest_center`, computed CHUNK points at a time.
+
+    Every squared distance is the same floating-point number as in
+    :func:`squared_distances` (``(||x||^2 + ||c||^2) - 2 c.x``, the same
+    operations in the same order), so the labels are the same; but the (k, n)
+    matrix is never formed: memory O(k CHUNK), and each block stays in cache.
+
+    Parameters
+    ----------
+    X : ndarray, shape (d, n); C : ndarray, shape (d, k)   (in a frame)
+    x_sq : ndarray, shape (n,), optional
+        ``np.sum(X * X, axis=0)`` if already at hand (an iteration over fixed X).
+    objective : bool
+        Also return :func:`frame_objective` of C, computed block by block while
+        the block of X is in cache.
+
+    Returns
+    -------
+    labels : ndarray of int, shape (n,)
+    J : float (only with ``objective=True``)
+    """
+    (d, n), k = X.shape, C.shape[1]
+    c_sq = np.sum(C * C, axis=0)[:, None]  # (k, 1)
+    CT = np.ascontiguousarray(C.T)  # (k, d)
+    labels = np.empty(n, dtype=np.intp)
+    width = min(n, CHUNK + 1)
+    D, cross, diff = np.empty((k, width)), np.empty((k, width)), np.empty((d, width))  # one block each
+    J = 0.0
+    for a, b in _chunks(n):
+        Db, crossb, Xb = D[:, : b - a], cross[:, : b - a], X[:, a:b]
+        xb_sq = np.sum(Xb * Xb, axis=0) if x_sq is None else x_sq[a:b]  # (b - a,) the same numbers, in cache
+        np.add(xb_sq[None, :], c_sq, out=Db)  # ||x||^2 + ||c||^2
+        np.matmul(CT, Xb, out=crossb)  # c . x
+        crossb *= 2.0
+        Db -= crossb  # (k, b - a) squared distances
+        labels[a:b] = np.argmin(Db, axis=0)
+        if objective:
+            J += _block_objective(Xb, C, labels[a:b], diff[:, : b - a])
+    return (labels, J) if objective else labels
+
+
+def _block_objective(Xb, C, labels, out):
+    """``sum_i ||x_i - c_{l_i}||^2`` over a block of points, with ``out`` (d, m) as scratch."""
+    np.take(C, labels, axis=1, out=out)
+    np.subtract(Xb, out, out=out)  # x_i - c_{l_i}
+    flat = out.ravel() if out.flags.c_contiguous else out.copy().ravel()
+    return float(np.dot(flat, flat))
+
+
+def frame_objective(X, C, labels=None):
     """``sum_i min_j ||x_i - c_j||^2`` for X, C already in a frame.
 
-    The nearest center is found with :func:`nearest_center`; the distance to it
-    is then computed directly as ``||x_i - c_{l_i}||^2`` (no cancellation).
+    The nearest center is found with :func:`nearest_labels` (or given:
+    ``labels`` must then be those labels for these centers); the distance to
+    it is computed directly as ``||x_i - c_{l_i}||^2`` (no cancellation),
+    CHUNK points at a time.
     """
-    labels, _ = nearest_center(X, C)
-    diff = X - C[:, labels]
-    return float(np.sum(diff * diff))
+    if labels is None:
+        return nearest_labels(X, C, objective=True)[1]
+    width = min(X.shape[1], CHUNK + 1)
+    diff = np.empty((X.shape[0], width))
+    return sum(_block_objective(X[:, a:b], C, labels[a:b], diff[:, : b - a]) for a, b in _chunks(X.shape[1]))
 
 
 def _points_and_centers(X, C):

@@ -27,7 +27,7 @@ import numpy as np
 from ..core.attention import Block, Sublayer
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..frame import Frame, data_frame
-from ..trace import ClusteringTrace, frame_objective, nearest_center
+from ..trace import ClusteringTrace, frame_objective, nearest_labels
 from ..validation import as_centers, as_points, check_choice, check_count, check_gamma, check_rng
 
 __all__ = [
@@ -107,7 +107,7 @@ def lloyd_step(X, C, empty="keep", rng=None):
     C_new : ndarray, shape (d, k)
     labels : ndarray of int, shape (n,)
     """
-    labels, _ = nearest_center(X, C)
+    labels = nearest_labels(X, C)
     C_new, counts = cluster_means(X, labels, C)
     if empty == "reseed":
         C_new = reseed_empty(X, C_new, counts, rng)
@@ -168,11 +168,17 @@ def lloyd(X, C0, n_iter, empty="keep", rng=None):
     elif rng is not None:
         raise ValueError(f"rng is used by empty='reseed' only, got empty={empty!r} and rng={rng!r}")
     n_empty = np.zeros(n_iter, dtype=np.intp)
-    for t in range(n_iter):
-        C, labels[t] = lloyd_step(X, C, empty, rng)
-        n_empty[t] = np.sum(np.bincount(labels[t], minlength=C.shape[1]) == 0)
+    x_sq = np.sum(X * X, axis=0)  # (n,) fixed: computed once
+    J = np.empty(n_iter + 1)  # the objective of each centers[t], in the frame
+    for t in range(n_iter):  # lloyd_step, with the objective of C computed alongside its labels
+        labels[t], J[t] = nearest_labels(X, C, x_sq, objective=True)
+        C, counts = cluster_means(X, labels[t], C)
+        if empty == "reseed":
+            C = reseed_empty(X, C, counts, rng)
+        n_empty[t] = np.sum(counts == 0)
         centers[t + 1] = C
-    return finish_trace(X, centers, labels, {"empty": empty, "n_empty": n_empty}, frame)
+    J[n_iter] = frame_objective(X, C)
+    return finish_trace(X, centers, labels, {"empty": empty, "n_empty": n_empty}, frame, objective=J)
 
 
 def start_trace(X, C0, n_iter, empty, use_frame=True, policies=("keep",)):
@@ -209,13 +215,15 @@ def start_trace(X, C0, n_iter, empty, use_frame=True, policies=("keep",)):
     return X, C, n_iter, centers, labels, frame
 
 
-def finish_trace(X, centers, labels, info, frame):
+def finish_trace(X, centers, labels, info, frame, objective=None):
     """A :class:`ClusteringTrace` in data units, with the k-means objective of every ``centers[t]``.
 
     ``X`` and ``centers`` are in ``frame``; the trace's centers and objective
-    are read out of it (:meth:`~kmt_ref.frame.Frame.from_frame`).
+    are read out of it (:meth:`~kmt_ref.frame.Frame.from_frame`). ``objective``
+    (T+1,), if given, is :func:`~kmt_ref.trace.frame_objective` of each
+    ``centers[t]``, already computed (as :func:`lloyd` does, alongside its labels).
     """
-    J = np.array([frame_objective(X, C) for C in centers])  # (T+1,) in the frame
+    J = np.array([frame_objective(X, C) for C in centers]) if objective is None else objective  # (T+1,)
     return ClusteringTrace(centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J),
                            info=info, log_objective=frame.log_objective(J))
 

@@ -32,8 +32,8 @@ import autograd.numpy as np
 from autograd.tracer import getval
 
 from ..validation import check_dropout
-from .exact import (hard_cross, is_disjoint_uniform, project, same_map, segment_mean, self_attention_limit,
-                    used_rows)
+from .exact import (fast_layer_forward, hard_cross, is_disjoint_uniform, project, same_map, segment_mean,
+                    self_attention_limit, used_rows)
 from .normalizers import HARD, get_normalizer
 
 __all__ = [
@@ -344,7 +344,8 @@ def _get(params, key):
     return params.get(key)
 
 
-def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_size=None):
+def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_size=None, overwrite=False,
+                  exact=True):
     r"""Apply one layer (a sequence of residual sublayers) to the two token streams.
 
     Parameters
@@ -363,6 +364,14 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
         Return a :class:`LayerRecord` with the attention matrices.
     chunk_size : int or None
         Query chunk for dense attention (memory O(chunk_size * r)).
+    overwrite : bool
+        The arrays ``Xbar``, ``Cbar`` may be overwritten (the residual sums are
+        then done in place where the exact path applies).
+    exact : bool
+        Take :func:`kmt_ref.core.exact.fast_layer_forward` when it applies (a
+        layer whose every block is at gamma = inf with selection weights): the
+        same numbers without (r, q) matrices. ``False`` forces the plain path
+        below (the tests compare the two).
 
     Returns
     -------
@@ -380,6 +389,10 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
     is ``[Sublayer("X", (Block("1", keys="C"), Block("2", keys="X"))),
     Sublayer("C", (Block("3", keys="X"), Block("4", keys="C")))]``.
     """
+    if exact and not record:
+        fast = fast_layer_forward(params, Xbar, Cbar, layer, overwrite)
+        if fast is not None:
+            return fast
     streams = {"X": Xbar, "C": Cbar}
     rec = LayerRecord(Xbar_in=getval(Xbar), Cbar_in=getval(Cbar)) if record else None
     for sub in layer:

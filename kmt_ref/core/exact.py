@@ -18,10 +18,15 @@ without the (r, q) matrices; the functions here do that, and nothing else:
 :func:`segment_mean`           a uniform mean over disjoint key sets, summed key by key: the
                                very arithmetic of :func:`kmt_ref.algorithms.lloyd.cluster_means`
 :func:`is_disjoint_uniform`    recognises such a mean among computed weights (normmax, alpha = inf)
+:func:`selection`              W as a signed row selection: ``W Z`` is a view of rows of Z
+:func:`one_hot_columns`        the labels of exactly one-hot (or zero) columns, in one pass
+:func:`fast_layer_forward`     a whole gamma = inf layer with selection weights: no (r, q) matrix,
+                               block 3 by one-hot lookup in O(n), residual sums in place
 =============================  =================================================================
 
 Every shortcut is tested against the plain path on the shared case table
-(tests/core/test_exact.py). They work on plain NumPy arrays; the autograd path
+(tests/core/test_exact.py, tests/core/test_exact_layer.py). They work on plain
+NumPy arrays; the autograd path
 (training) never takes them, except :func:`project`, which on that path is
 plainly ``W Z + b``.
 """
@@ -30,6 +35,8 @@ from __future__ import annotations
 import autograd.numpy as np
 import numpy as onp
 from autograd.tracer import getval
+
+from ..trace import CHUNK, nearest_labels
 
 __all__ = [
     "support",
@@ -41,6 +48,9 @@ __all__ = [
     "segment_mean",
     "is_disjoint_uniform",
     "hard_cross",
+    "selection",
+    "one_hot_columns",
+    "fast_layer_forward",
 ]
 
 
@@ -134,6 +144,9 @@ def duplicate_groups(KZ):
     h = onp.zeros(n)
     for m in range(KZ.shape[0]):
         h += r[m] * KZ[m]
+    hs = onp.sort(h)
+    if not onp.any(hs[1:] == hs[:-1]):  # all hashes distinct, so all columns distinct (a sort without indices)
+        return onp.arange(n), onp.arange(n)
     order = onp.argsort(h, kind="stable")
     hs = h[order]
     same = hs[1:] == hs[:-1]  # (n-1,) neighbours in sorted order sharing a hash
@@ -253,3 +266,207 @@ def hard_cross(S, VZk, normalizer, v_rows=slice(None)):
     if top.ndim == 2 and onp.all(top.sum(axis=1) <= 1):
         return segment_mean(top, VZk, v_rows)
     return onp.matmul(VZk, top / top.sum(axis=-2, keepdims=True))
+
+
+# --------------------------------------------------------------------------
+# A whole layer at gamma = inf, on plain NumPy, without (r, q) matrices
+# --------------------------------------------------------------------------
+def selection(W):
+    """``(out_rows, in_rows, sign)`` if ``W`` is ``sign`` times a row selection, else None.
+
+    That is: the nonzero entries of W form one square sub-block ``sign * I``
+    (sign +1 or -1), so ``(W Z)[out_rows] = sign * Z[in_rows]`` and the other
+    rows of ``W Z`` are 0. A projector ``P_X`` is the selection of the data rows.
+    The rows are slices when contiguous, so ``Z[in_rows]`` is a view.
+    """
+    if type(W) is not onp.ndarray or W.ndim != 2:
+        return None
+    rows, m = support(onp.any(W != 0, axis=1))
+    cols, m2 = support(onp.any(W != 0, axis=0))
+    if m == 0 or m != m2:
+        return None
+    sign = float(W[rows][:, cols].flat[0])
+    if sign not in (1.0, -1.0) or not onp.array_equal(W[rows][:, cols], sign * onp.eye(m)):
+        return None
+    return rows, cols, sign
+
+
+def _projected(W, Z, sel, rows=None):
+    """Rows ``rows`` (default: those W can write) of ``W Z``: a view ``Z[in_rows]`` when W is a selection
+    onto exactly those rows (times its sign: a copy for -1), else the product (:func:`project`)."""
+    if sel is not None and (rows is None or _same_rows(sel[0], rows, W.shape[0])):
+        return Z[sel[1]] if sel[2] == 1.0 else -Z[sel[1]]
+    return project(W, None, Z, used_rows(W, W, W)[0] if rows is None else rows)
+
+
+def _same_rows(a, b, size):
+    return onp.array_equal(onp.arange(size)[a], onp.arange(size)[b])
+
+
+def one_hot_columns(A):
+    """``labels`` (n,) if every column of A (m, n) is zero or a standard basis vector, else None.
+
+    ``labels[i]`` is the row of the 1 in column i, or -1 for a zero column.
+    Exact: every entry must be 0 or 1, and then the matrix product
+    ``[1 ... 1; 0 1 ... m-1] A`` computes, without rounding (sums of at most m
+    small integers), each column's count of ones (at most 1 required) and the
+    row of its 1. Computed CHUNK columns at a time.
+    """
+    m, n = A.shape
+    labels = onp.empty(n, dtype=onp.intp)
+    weights = onp.stack([onp.ones(m), onp.arange(m, dtype=float)])  # (2, m)
+    for a in range(0, n, CHUNK):
+        B = A[:, a : a + CHUNK]
+        if not onp.all((B == 0) | (B == 1)):
+            return None
+        count, row = weights @ B  # (w,) each, exact integers
+        if count.max(initial=0) > 1:
+            return None
+        labels[a : a + CHUNK] = onp.where(count == 1, row, -1)
+    return labels
+
+
+def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale):
+    """gamma = inf Euclidean cross-attention of the queries Z over the key parts (token arrays side by side).
+
+    Returns ``(v_rows, out)``: the rows of the output that V can write, and
+    their values (len(v_rows), q); None when no exact shortcut applies (the
+    caller then computes the block plainly). Both shortcuts compute the plain
+    path's scores ``-((||K z'||^2 + ||Q z||^2) - 2 (K z').(Q z))`` entry by entry
+    in the same arithmetic:
+
+    - ``hardmax`` over one key part: :func:`kmt_ref.trace.nearest_labels`,
+      CHUNK queries at a time (its ``(q_sq + k_sq) - 2 k.q``, the same numbers;
+      its argmin is the lowest-index argmax of their negation);
+    - ``hardmax_average`` with a first part of one-hot (or zero) projected keys
+      (:func:`one_hot_columns`): such a key's score against a query is the
+      score of the basis vector it equals, so the m + 1 scores of the basis
+      vectors and of 0 are computed once, and each key's score is looked up by
+      its label: O(r) work. The mean over the tied maxima is then accumulated
+      key by key, as :func:`segment_mean` does on the plain path.
+    """
+    from .attention import scores_from_projections  # the plain path's scores, for the small tables
+
+    selQ, selK, selV = selection(Q), selection(K), selection(V)
+    if selV is None:
+        return None
+    v_rows = selV[0]
+    rows = used_rows(Q, K, V)[0]  # the rows of Q and K that can change a score, as on the plain path
+    QZ = _projected(Q, Z, selQ, rows)  # (m, q)
+    keys = [_projected(K, P, selK, rows) for P in parts]  # (m, r_p) each
+    values = [_projected(V, P, selV) for P in parts]  # (d_v, r_p) each
+    if normalizer == "hardmax":
+        if len(parts) != 1 or scale != 1.0:  # a division could create ties the selection must see
+            return None
+        idx = nearest_labels(QZ, keys[0])  # (q,) lowest-index argmax of the scores
+        return v_rows, onp.take(values[0], idx, axis=1)
+    labels = one_hot_columns(keys[0])
+    if labels is None or any(P.shape[-1] > CHUNK for P in parts[1:]):
+        return None
+    m, q = QZ.shape
+    basis = onp.concatenate([onp.eye(m), onp.zeros((m, 1))], axis=1)  # the m + 1 possible keys
+    table = scores_from_projections(basis, QZ, "euclidean", scale)  # (m + 1, q)
+    rest = [scores_from_projections(Kp, QZ, "euclidean", scale) for Kp in keys[1:]]  # small (r_p, q)
+    present = onp.bincount(labels, minlength=m + 1 + 1)[onp.r_[onp.arange(m), -1]] > 0  # label -1 -> row m
+    best = onp.max(onp.concatenate([table[present]] + rest), axis=0)  # (q,) the maximum of each query
+    top_table, top_rest = table == best, [S == best for S in rest]
+    if onp.any(top_table[present].sum(axis=1) > 1) or any(onp.any(t.sum(axis=1) > 1) for t in top_rest):
+        return None  # a key serving two queries: the plain path's dense mean
+    query_of = onp.where(top_table.any(axis=1), onp.argmax(top_table, axis=1), -1)  # (m + 1,)
+    seg = query_of[labels]  # (r_0,) the query each key of the first part serves, -1 for none
+    member = seg >= 0
+    every = bool(member.all())  # (the usual case: no mask to apply)
+    seg_m = seg if every else seg[member]
+    counts = onp.bincount(seg_m, minlength=q) + sum(t.sum(axis=0) for t in top_rest)  # (q,)
+    out = onp.empty((values[0].shape[0], q))
+    for row in range(out.shape[0]):  # summed key by key, in key order (segment_mean's arithmetic)
+        out[row] = onp.bincount(seg_m, weights=values[0][row] if every else values[0][row][member], minlength=q)
+        for t, vals in zip(top_rest, values[1:]):
+            for i in onp.flatnonzero(t.any(axis=1)):
+                out[row, onp.argmax(t[i])] += vals[row, i]
+    return v_rows, out / counts
+
+
+def _hard_self(Z, Q, K, V):
+    """gamma = inf Euclidean self-attention with Q = K, lowest-index hardmax (:func:`self_attention_limit`).
+
+    Returns ``(v_rows, out)``, or ``(v_rows, (in_rows, sign))`` for identity
+    attention (all keys distinct): the output is then ``sign * Z[in_rows]``,
+    left to the caller as a view.
+    """
+    selK, selV = selection(K), selection(V)
+    if selV is None:
+        return None
+    first, _ = duplicate_groups(_projected(K, Z, selK))
+    if onp.array_equal(first, onp.arange(Z.shape[-1])):
+        return selV[0], selV[1:]  # identity attention
+    return selV[0], _projected(V, Z, selV)[:, first]
+
+
+def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
+    """:func:`kmt_ref.core.attention.layer_forward` for layers that are exact at gamma = inf, or None.
+
+    Applies when the tokens are plain 2-D arrays and every block is a
+    Euclidean attention with hard normalizer, no biases, no post-operation and
+    no dropout, whose V (and Q, K where a shortcut needs it) is a signed row
+    selection (:func:`selection`). Each block's output is computed only on the
+    rows V writes (:func:`_hard_self`, :func:`_hard_euclidean_cross`; a block
+    without shortcut is computed by :func:`~kmt_ref.core.attention.attention`),
+    and the residual sums are done in place, block by block in the layer's
+    order: ``stream[rows] += out``, the very additions of the plain path on
+    the rows where ``out`` is not 0 (elsewhere the plain path adds 0).
+    One exact shortcut: when a block writes ``-Z[rows]`` into the rows it
+    reads and nothing has been added there yet, ``z + (-z)`` is +0 for every
+    finite z, and the rows are set to 0.
+
+    ``overwrite=True`` lets the streams passed in be overwritten (the loop of
+    :func:`kmt_ref.core.tokens.run_layers` owns its tokens).
+    """
+    from .attention import FeedForward, attention
+    from .normalizers import HARD
+
+    if type(Xbar) is not onp.ndarray or type(Cbar) is not onp.ndarray or Xbar.ndim != 2 or Cbar.ndim != 2:
+        return None
+    for sub in layer:
+        if isinstance(sub, FeedForward):
+            return None
+        for blk in sub.blocks:
+            if (blk.score != "euclidean" or blk.normalizer not in HARD or blk.post is not None or blk.dropout
+                    or blk.options or any(params.get(b + blk.name) is not None for b in ("bQ", "bK", "bV"))
+                    or type(params["V" + blk.name]) is not onp.ndarray):
+                return None
+    streams = {"X": Xbar if overwrite else Xbar.copy(), "C": Cbar if overwrite else Cbar.copy()}
+    for sub in layer:
+        Z = streams[sub.stream]
+        outs = []
+        for blk in sub.blocks:
+            Q, K, V = (params[m + blk.name] for m in "QKV")
+            parts = [streams[s] for s in blk.keys.split("+")]
+            res = None
+            if blk.keys == sub.stream and blk.normalizer == "hardmax" and same_map(Q, K):
+                res = _hard_self(Z, Q, K, V)
+            elif blk.keys != sub.stream:
+                res = _hard_euclidean_cross(Z, parts, Q, K, V, blk.normalizer, blk.scale)
+            if res is None:  # no shortcut: the plain computation (dense, for small blocks)
+                Zk = parts[0] if len(parts) == 1 else onp.concatenate(parts, axis=-1)
+                res = (slice(None), attention(Z, Zk, Q, K, V, score=blk.score, normalizer=blk.normalizer,
+                                              gamma=blk.gamma, scale=blk.scale, self_attention=blk.keys == sub.stream))
+            outs.append(res)
+        # the outputs that are views of Z (sign * Z[in_rows]) are made arrays before Z changes, except
+        # -Z[rows] added first to its own rows: z + (-z) = +0 for every finite z, so those rows are set to 0
+        adds, touched = [], []
+        for rows, out in outs:
+            if isinstance(out, tuple):
+                in_rows, sign = out
+                if sign == -1.0 and in_rows == rows and isinstance(rows, slice) and not touched:
+                    out = None
+                else:
+                    out = sign * Z[in_rows]
+            adds.append((rows, out))
+            touched.append(rows)
+        for rows, out in adds:
+            if out is None:
+                Z[rows] = 0.0
+            else:
+                Z[rows] += out
+    return streams["X"], streams["C"]

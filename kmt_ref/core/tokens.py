@@ -26,6 +26,7 @@ from ..frame import Frame, data_frame
 from ..trace import ClusteringTrace, frame_objective
 from ..validation import as_centers, as_points, check_count
 from .attention import Sublayer, layer_forward
+from .exact import one_hot_columns
 
 __all__ = ["Embedding", "projector", "with_block", "prepare", "run_layers", "EmptyClusterError"]
 
@@ -233,13 +234,18 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     centers[0] = C0
     records = [] if record else None
     for t in range(n_layers):
-        out = layer_forward(params, Xbar, Cbar, layer, rng=rng, record=record, chunk_size=chunk_size)
+        # the tokens are this loop's own: a layer may overwrite them (exact path, residual sums in place)
+        out = layer_forward(params, Xbar, Cbar, layer, rng=rng, record=record, chunk_size=chunk_size, overwrite=True)
         Xbar, Cbar = out[0], out[1]
         if record:
             records.append(out[2])
         Y = emb.assignments(Xbar)  # (k, n)
-        labels[t] = np.argmax(Y, axis=0)
-        one_hot[t] = int(np.sum(np.all((Y == 0) | (Y == 1), axis=0) & (np.sum(Y == 1, axis=0) == 1)))
+        hot = one_hot_columns(Y)  # (n,) the labels in one pass when every y_i is exactly one-hot (or 0)
+        if hot is not None and hot.min() >= 0:
+            labels[t], one_hot[t] = hot, n
+        else:
+            labels[t] = np.argmax(Y, axis=0)
+            one_hot[t] = int(np.sum(np.all((Y == 0) | (Y == 1), axis=0) & (np.sum(Y == 1, axis=0) == 1)))
         if check_nonempty:
             empty = np.flatnonzero(np.sum(Y, axis=1) == 0)
             if empty.size:

@@ -1,0 +1,101 @@
+"""The exact layer of kmt_ref/core/exact.py (fast_layer_forward and its helpers) against the plain path.
+
+Every instance of the shared case table (tests/cases.py) is run through the
+layer twice, ``exact=True`` (the default: row selections, chunked argmin,
+one-hot key lookup, residual sums in place) and ``exact=False`` (the plain
+path of kmt_ref/core/attention.py), and the tokens must be the same numbers
+at every layer.
+"""
+import numpy as np
+import pytest
+from cases import all_cases
+
+from kmt_ref.algorithms.lloyd import lloyd_layer, lloyd_weights
+from kmt_ref.core.attention import layer_forward
+from kmt_ref.core.exact import duplicate_groups, fast_layer_forward, one_hot_columns, selection
+from kmt_ref.trace import CHUNK, nearest_center, nearest_labels
+
+CASES = all_cases()
+
+
+@pytest.mark.parametrize("center_update", ["euclidean", "linear"])
+@pytest.mark.parametrize("name,X,C0", CASES, ids=[c[0] for c in CASES])
+def test_exact_layer_equals_the_plain_path(name, X, C0, center_update):
+    params, emb = lloyd_weights(X.shape[0], C0.shape[1], center_update)
+    layer = lloyd_layer(center_update=center_update)
+    Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
+    Xb, Cb = Xa.copy(), Ca.copy()
+    for t in range(4):
+        fast = fast_layer_forward(params, Xa, Ca, layer)
+        if center_update == "linear":  # block 3 is linear attention: no exact layer, the plain path runs
+            assert fast is None
+            return
+        assert fast is not None, "the Lloyd layer at gamma = inf must take the exact path"
+        plain = layer_forward(params, Xb, Cb, layer, exact=False)
+        for a, b, what in zip(fast, plain, ("Xbar", "Cbar")):
+            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
+        Xa, Ca, Xb, Cb = fast[0], fast[1], plain[0], plain[1]
+
+
+def test_exact_layer_does_not_touch_its_input_unless_allowed():
+    X = np.array([[0.0, 1.0, 4.0, 5.0]])
+    params, emb = lloyd_weights(1, 2)
+    Xbar, Cbar = emb.embed_points(X), emb.embed_centers(np.array([[0.0, 5.0]]))
+    keep = Xbar.copy(), Cbar.copy()
+    out = layer_forward(params, Xbar, Cbar, lloyd_layer())
+    np.testing.assert_array_equal(Xbar, keep[0])
+    np.testing.assert_array_equal(Cbar, keep[1])
+    out2 = layer_forward(params, Xbar, Cbar, lloyd_layer(), overwrite=True)
+    assert out2[0] is Xbar and out2[1] is Cbar  # residual sums in place
+    np.testing.assert_array_equal(out2[0], out[0])
+
+
+def test_exact_layer_declines_what_it_cannot_do_exactly():
+    params, emb = lloyd_weights(2, 3)
+    Xbar, Cbar = emb.embed_points(np.eye(2, 5)), emb.embed_centers(np.eye(2, 3))
+    assert fast_layer_forward(params, Xbar, Cbar, lloyd_layer(gamma=10.0)) is None  # softmax block 1
+    assert fast_layer_forward(params, Xbar[None], Cbar[None], lloyd_layer()) is None  # a batch
+    biased = dict(params, bQ1=np.ones(emb.d_emb))
+    assert fast_layer_forward(biased, Xbar, Cbar, lloyd_layer()) is None
+
+
+def test_selection_recognises_signed_projectors_only():
+    P = np.diag([0.0, 1.0, 1.0, 0.0])
+    rows, cols, sign = selection(-P)
+    assert sign == -1.0 and list(np.arange(4)[rows]) == [1, 2] and list(np.arange(4)[cols]) == [1, 2]
+    assert selection(2 * P) is None
+    assert selection(np.ones((3, 3))) is None
+    shifted = np.zeros((3, 3))
+    shifted[0, 1] = shifted[1, 2] = 1.0  # a selection of rows 1, 2 written into rows 0, 1
+    rows, cols, sign = selection(shifted)
+    assert list(np.arange(3)[rows]) == [0, 1] and list(np.arange(3)[cols]) == [1, 2]
+
+
+def test_one_hot_columns_is_exact():
+    A = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(one_hot_columns(A), [0, -1, 1])
+    assert one_hot_columns(np.array([[1.0], [1.0]])) is None  # two ones
+    assert one_hot_columns(np.array([[1.0], [1e-300]])) is None  # a tiny second entry
+    assert one_hot_columns(np.array([[0.5], [0.5]])) is None
+    assert one_hot_columns(np.array([[-1.0], [0.0]])) is None
+    big = np.eye(3)[:, np.arange(3 * CHUNK + 5) % 3]  # several chunks
+    np.testing.assert_array_equal(one_hot_columns(big), np.arange(3 * CHUNK + 5) % 3)
+    big[2, -1] = 1.0
+    assert one_hot_columns(big) is None
+
+
+@pytest.mark.parametrize("n", [1, 2, CHUNK, CHUNK + 1, 2 * CHUNK + 3])
+def test_nearest_labels_equal_the_dense_argmin(n):
+    rng = np.random.default_rng(n)
+    X = rng.integers(-2, 3, (3, n)).astype(float)  # many exact ties
+    C = rng.integers(-2, 3, (3, 4)).astype(float)
+    np.testing.assert_array_equal(nearest_labels(X, C), nearest_center(X, C)[0])
+    Xr = rng.normal(size=(5, n))
+    np.testing.assert_array_equal(nearest_labels(Xr, Xr[:, :1].repeat(3, 1)), np.zeros(n, dtype=int))
+
+
+def test_duplicate_groups_all_distinct_takes_the_short_cut():
+    KZ = np.arange(12.0).reshape(2, 6)
+    first, inverse = duplicate_groups(KZ)
+    np.testing.assert_array_equal(first, np.arange(6))
+    np.testing.assert_array_equal(inverse, np.arange(6))
