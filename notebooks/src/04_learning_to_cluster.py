@@ -159,7 +159,8 @@ fig.tight_layout()
 
 # %% [markdown]
 # *600 steps are not enough: the validation score is still on a **plateau** (≈ 1.7: one step of the layer
-# leaves an objective 70% above one Lloyd step), and the layer, applied 20 times, does worse than Lloyd.
+# leaves an objective 70% above one Lloyd step), and the layer, applied 20 times, ends far above Lloyd and
+# no lower than the start.
 # The paper-scale run below has the same plateau, for its first 1,000–2,000 steps; the quick run leaves it
 # around step 1,000.* What the full quick run reaches (`python -m kmt_ref train --seed S`: 3,000 steps,
 # 32 s for seed 0 on one core, measured; it prints this comparison at the end, on 320 seeded tasks):
@@ -167,7 +168,7 @@ fig.tight_layout()
 # | seed | 0 | 1 | 2 | 3 | 4 |
 # |---|---|---|---|---|---|
 # | trained − Lloyd, mean log objective after 20 steps, **d = 8** (the small configuration) | −0.143 | −0.102 | −0.134 | −0.109 | −0.123 |
-# | the same with `--d 4` (the small configuration before issue 11) | +0.037 | −0.036 | +0.073 | | |
+# | the same with `--d 4` (the d of the small configuration before issue 11) | +0.037 | −0.036 | +0.073 | | |
 #
 # At d = 8 the trained layer ends below Lloyd for every seed, as in the paper (seed 0: 2.097 against
 # Lloyd's 2.239, from 3.339 at the start). At d = 4, everything else equal, it ends near Lloyd and mostly above
