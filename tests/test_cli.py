@@ -21,7 +21,8 @@ from kmt_ref.validation import check_output_dir, check_output_file
 from kmt_ref.learning import MODELS_DIR, CheckpointError, load_checkpoint, load_evaluation, save_evaluation
 
 #: a training run of about a second
-TINY = ["--n", "24", "--d", "2", "--k", "3", "--batch", "4", "--steps", "10", "--eval-every", "5", "--n-val", "8"]
+TINY = ["--n", "24", "--d", "2", "--k", "3", "--batch", "4", "--steps", "10", "--eval-every", "5", "--n-val", "8",
+        "--eval-tasks", "2"]
 #: an evaluation of a fraction of a second
 QUICK = ["--tasks", "2", "--steps", "2", "--n", "20"]
 COMMITTED_EVALUATION = MODELS_DIR / "evaluation.npz"
@@ -82,10 +83,10 @@ def test_demo_without_arguments(tmp_path, monkeypatch, capsys):
 
 def test_train_default_config_and_default_out(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["train", "--steps", "5", "--eval-every", "5"]) == 0  # the small configuration, shortened
+    assert main(["train", "--steps", "5", "--eval-every", "5", "--eval-tasks", "2"]) == 0  # the small config, shortened
     out = tmp_path / "runs" / "small_seed0.npz"
     ck = load_checkpoint(out)
-    assert (ck.config.d, ck.config.k, ck.step, ck.seed) == (4, 3, 5, 0)
+    assert (ck.config.d, ck.config.k, ck.step, ck.seed) == (8, 3, 5, 0)
     assert "saved runs/small_seed0.npz" in capsys.readouterr().out
     before = file_bytes(out)
     fails(capsys, ["train", "--steps", "5"], "already exists", "--force", "--resume")

@@ -1,1 +1,243 @@
-"""Exercises of notebook 04 (filled in by its author)."""
+"""Exercises of notebook 04: learning the algorithm (the tasks, the loss, a soft Lloyd, learned weights, small d).
+
+Every checked answer is recomputed here with kmt_ref itself, once per session
+(:func:`_starts`, :func:`_soft`, :func:`_one_step_loss`, cached; under a
+second each), from the same seeded tasks the notebook uses: :func:`ex_tasks`,
+32 tasks of the small configuration's distribution (n = 64, k = 3, seed :data:`kmt_ref.learning.EVAL_SEED`) at
+d = 4 and d = 8. The soft layers run in float64 here; the notebook's float32
+runs agree to 1e-7 (measured: largest per-task difference 8.5e-8 over the
+six alphas and both d; the one-step losses of 04.4 to 2.5e-6, relative
+1.7e-7), so the tolerances below (1e-4 on means of logs, relative 1e-5 on the
+losses) are about 60 to 1,000 times the float32 noise and far below the
+differences a wrong answer makes (0.01 or more, measured on the wrong answers
+of tests/exercises/wrong_nb04.py).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ._registry import Wrong, as_array, exercise, expect
+
+#: the exercises' tasks: (count, n, k) of the small configuration's distribution, at these d
+EX_COUNT, EX_N, EX_K, EX_DIMS = 32, 64, 3, (4, 8)
+#: restarts of exercise 04.1: the columns 3r .. 3r+2 of a shuffled task, r = 0 .. 7 (r = 0 is C0)
+EX_STARTS = 8
+#: the scale factors of exercises 04.3 and 04.4
+EX_ALPHAS = (1, 2, 3, 5, 10, 100)
+#: a task counts as "stuck" (04.5) when another start ends lower by more than this (log objective)
+STUCK = 1e-6
+#: tolerance on means of log objectives (float32 noise: 8.5e-8, measured; see the module docstring)
+TOL = 1e-4
+
+
+def ex_tasks(d):
+    """The 32 tasks of the exercises at dimension d: X (32, d, 64), C0 (32, d, 3)."""
+    from ..learning import EVAL_SEED, sample_tasks
+
+    return sample_tasks(np.random.default_rng(EVAL_SEED), EX_COUNT, EX_N, d, EX_K)
+
+
+def soft_lloyd_params(d, k, alpha):
+    """Theorem 2.1's hand-set weights in the trainable model's layout, Q and K scaled by alpha, zero biases."""
+    from ..algorithms.lloyd import lloyd_weights
+
+    W, _ = lloyd_weights(d, k, "linear")
+    params = {}
+    for name, M in W.items():
+        params[name] = alpha * M if name[0] in "QK" else M
+        params["b" + name] = np.zeros(d + k)
+    return params
+
+
+@functools.lru_cache(maxsize=None)
+def _starts(d):
+    """Lloyd's log objective per task after 20 iterations from each of the 8 starts, (32, 8); column 0 is from C0."""
+    from ..learning import lloyd_batch
+
+    X, _ = ex_tasks(d)
+    return np.stack([np.log(lloyd_batch(X, X[:, :, EX_K * r:EX_K * (r + 1)], 20)[:, -1])
+                     for r in range(EX_STARTS)], axis=1)  # (32, 8)
+
+
+@functools.lru_cache(maxsize=None)
+def _soft(d, alpha):
+    """The alpha-scaled hand-set layer's log objective per task: t = 0 and after 20 steps, (2, 32)."""
+    from ..learning import run_model
+
+    X, C0 = ex_tasks(d)
+    obj, _ = run_model(soft_lloyd_params(d, EX_K, alpha), X, C0, 20, dtype="float64")  # (32, 21)
+    return np.log(obj[:, [0, -1]].T)
+
+
+def _gap(d):
+    starts = _starts(d)
+    return starts[:, 0] - starts.min(axis=1)  # (32,)
+
+
+def _soft_gain(d, alpha=3):
+    return _soft(d, alpha)[1] - _starts(d)[:, 0]  # (32,)
+
+
+# ----------------------------------------------------------------------------- 04.1
+@exercise("04.1", "How often is Lloyd stuck?", kind="code", difficulty=2, minutes=10,
+          objective="read the task distribution through Lloyd's local minima: how much a better start would gain, "
+                    "at d = 4 and at d = 8",
+          checks="the mean over the 32 tasks of log J(Lloyd from C0) - min over 8 starts, at d = 4 and d = 8, "
+                 "recomputed with lloyd_batch (to 1e-4)")
+def _c041(answer):
+    a = as_array(answer, (2,), "an array of 2 mean gaps (d = 4, d = 8)")
+    want = np.array([_gap(d).mean() for d in EX_DIMS])
+    stuck = np.array([(_gap(d) > STUCK).mean() for d in EX_DIMS])
+    expect(np.all(a >= 0), "a gap is never negative: the 8 starts include C0 itself (r = 0)")
+    expect(np.all(a > 0), "a gap of 0 everywhere: did you compare each start with itself? Take the minimum "
+                          "over the 8 starts of each task, then subtract it from the r = 0 value")
+    if np.allclose(a, stuck, atol=1e-3):
+        raise Wrong("that is the share of tasks where another start ends lower; the exercise asks for the mean gap "
+                    "in log objective")
+    if np.allclose(a, want[::-1], atol=TOL):
+        raise Wrong("right numbers, wrong order: d = 4 first, then d = 8")
+    expect(np.allclose(a, want, atol=TOL),
+           "not the mean gaps: per task take log J after 20 iterations from each of the 8 starts (natural log of the "
+           "objective, the last column of lloyd_batch), subtract the minimum from the r = 0 value, then average")
+    return (f"right: Lloyd from a random start leaves {want[0]:.3f} (d = 4) and {want[1]:.3f} (d = 8) on the table, "
+            f"in {stuck[0]:.0%} and {stuck[1]:.0%} of the tasks; this is the prize a better algorithm can win")
+
+
+# ----------------------------------------------------------------------------- 04.2
+exercise("04.2", "The loss is an upper bound", kind="proof", difficulty=2, minutes=15,
+         objective="prove that the smoothed loss bounds the k-means objective within n log(k)/lambda, and say "
+                   "which points make the gap")(None)
+
+
+# ----------------------------------------------------------------------------- 04.3
+@exercise("04.3", "A soft Lloyd: scale Q and K", kind="code", difficulty=2, minutes=15,
+          objective="put the hand-set weights into the trainable model and see that a finite temperature "
+                    "(alpha^2) can end below Lloyd, while alpha -> infinity is Lloyd",
+          checks="mean final log objective of the alpha-scaled hand-set layer (Q, K only) on the 32 tasks at d = 8, "
+                 "for alpha = 1, 2, 3, 5, 10, 100, recomputed in float64 (to 1e-4)")
+def _c043(answer):
+    a = as_array(answer, (len(EX_ALPHAS),), f"an array of {len(EX_ALPHAS)} mean log objectives (alpha = 1 ... 100)")
+    want = np.array([_soft(8, alpha)[1].mean() for alpha in EX_ALPHAS])
+    lloyd_mean, start_mean = _starts(8)[:, 0].mean(), _soft(8, 1)[0].mean()
+    if np.any(a > 10):
+        raise Wrong("some entries are huge (log objective > 10): did you scale V too? The values V writes must stay "
+                    "as they are (V1 writes e_j, V3 the mean of the members, V4 removes the old center)")
+    if np.allclose(a, lloyd_mean, atol=1e-3):
+        raise Wrong("every alpha gives Lloyd's result: is alpha applied? Scale the Q and K of all four blocks")
+    expect(np.allclose(a, want, atol=TOL),
+           "not yet: Q1, K1, ..., Q4, K4 times alpha, V1 ... V4 as lloyd_weights(8, 3, 'linear') gives them, every "
+           "bias (bQ1 ... bV4) zero, run_model(params, X, C0, 20) on TASKS[8], mean of log(objective[:, -1]); "
+           "at alpha = 100 the result should be Lloyd's to within 0.001")
+    best = EX_ALPHAS[int(np.argmin(want))]
+    above = [str(alpha) for alpha, v in zip(EX_ALPHAS, want) if v > start_mean]
+    return (f"right: alpha = {best} ends lowest, {lloyd_mean - want.min():.3f} below Lloyd ({lloyd_mean:.3f}); "
+            f"alpha = {' and '.join(above)} end above the start ({start_mean:.3f}); alpha = 100 is Lloyd")
+
+
+# ----------------------------------------------------------------------------- 04.4
+@functools.lru_cache(maxsize=None)
+def _one_step_loss(alpha):
+    """Mean over TASKS[8] of the training loss (lambda = 10) after one application of the alpha layer (float64)."""
+    from ..learning import run_model, soft_kmeans_loss
+
+    X, C0 = ex_tasks(8)
+    _, centers = run_model(soft_lloyd_params(8, EX_K, alpha), X, C0, 1, dtype="float64")  # (2, 32, 8, 3)
+    return float(soft_kmeans_loss(X, centers[1], 10.0).mean())
+
+
+@exercise("04.4", "Trained on one step, judged on twenty", kind="code", difficulty=2, minutes=10,
+          objective="see that the training loss (one application of the layer) and the evaluation (20 re-embedded "
+                    "steps) need not prefer the same layer",
+          checks="mean training loss (lambda = 10) after one application of the alpha layers of 04.3 on the 32 "
+                 "tasks at d = 8, recomputed in float64 (relative 1e-5)")
+def _c044(answer):
+    from ..learning import soft_kmeans_loss
+
+    a = as_array(answer, (len(EX_ALPHAS),), f"an array of {len(EX_ALPHAS)} mean losses (alpha = 1 ... 100)")
+    want = np.array([_one_step_loss(alpha) for alpha in EX_ALPHAS])
+    X, C0 = ex_tasks(8)
+    if np.allclose(a, soft_kmeans_loss(X, C0, 10.0).mean(), rtol=1e-3):
+        raise Wrong("that is the loss at the start C0 for every alpha: apply the layer once first "
+                    "(run_model(params, X, C0, 1) returns the centers after one step in centers[1])")
+    if np.all(a < 5):
+        raise Wrong("these look like log objectives: the exercise asks for the training loss itself, "
+                    "soft_kmeans_loss(X, C1, 10.0), averaged over the tasks")
+    expect(np.allclose(a, want, rtol=1e-5, atol=0),
+           "not yet: for each alpha, C1 = run_model(params, X, C0, 1)[1][1] (centers after one step, shape "
+           "(32, 8, 3)), then soft_kmeans_loss(X, C1, 10.0).mean() on TASKS[8] (lambda = 10, the training value)")
+    best = EX_ALPHAS[int(np.argmin(want))]
+    return (f"right: after one step the loss prefers alpha = {best} ({want.min():.2f}); alpha = 3, the best after "
+            f"20 steps (04.3), has a one-step loss of {want[EX_ALPHAS.index(3)]:.2f}")
+
+
+# ----------------------------------------------------------------------------- 04.5
+@exercise("04.5", "Where does the soft layer win?", kind="code", difficulty=2, minutes=10,
+          objective="locate a gain over Lloyd: on the tasks where Lloyd is stuck in a worse local minimum",
+          checks="mean of log J(soft, alpha = 3; 04.3) - log J(Lloyd) over the stuck tasks and over the others "
+                 "at d = 8, recomputed (to 1e-4)")
+def _c045(answer):
+    a = as_array(answer, (2,), "an array of 2 mean differences (stuck tasks, other tasks)")
+    g, stuck = _soft_gain(8), _gap(8) > STUCK
+    want = np.array([g[stuck].mean(), g[~stuck].mean()])
+    if np.allclose(a, -want, atol=TOL):
+        raise Wrong("sign: the difference is log J(soft) - log J(Lloyd), negative where the soft layer ends lower")
+    if np.allclose(a, want[::-1], atol=TOL):
+        raise Wrong("order: the stuck tasks first, then the others")
+    if np.allclose(a, [g.mean(), g.mean()], atol=TOL):
+        raise Wrong("both entries are the mean over all 32 tasks: split them with the stuck mask of 04.1 "
+                    "(gap > 1e-6)")
+    expect(np.allclose(a, want, atol=TOL),
+           "not yet: stuck = (gap of 04.1 at d = 8) > 1e-6; difference per task = log J after 20 steps of the "
+           "alpha = 3 layer minus Lloyd's from C0; average it over the stuck tasks and over the others")
+    return (f"right: {want[0]:+.3f} on the {stuck.sum()} stuck tasks, {want[1]:+.3f} on the other "
+            f"{(~stuck).sum()}: the whole gain is where Lloyd is stuck")
+
+
+# ----------------------------------------------------------------------------- 04.6
+@exercise("04.6", "The learned temperature", kind="code", difficulty=1, minutes=5,
+          objective="read a learned weight matrix as a hand-set one at a finite temperature",
+          checks="sqrt of the mean diagonal of the data block of Q_b^T K_b of the committed paper model, "
+                 "b = 1, 2 (to 1e-3)")
+def _c046(answer):
+    from ..learning import MODELS_DIR, load_checkpoint
+
+    a = as_array(answer, (2,), "an array of 2 equivalent alphas (block 1, block 2)")
+    p = load_checkpoint(MODELS_DIR / "paper.npz", d=32, k=10).params
+    diag = np.array([np.mean(np.diag((p["Q" + b].T @ p["K" + b])[:32, :32])) for b in "12"])
+    want = np.sqrt(diag)
+    if np.allclose(a, diag, rtol=1e-3):
+        raise Wrong("these are alpha^2: the data block of Q^T K is alpha^2 times the identity for the scaled "
+                    "hand-set layer")
+    expect(np.allclose(a, want, rtol=1e-3),
+           "not yet: M = Q_b.T @ K_b (42 x 42) of paper.params; its data block is M[:32, :32]; mean of its "
+           "diagonal, then the square root")
+    return (f"right: the learned blocks 1 and 2 act like alpha = {want[0]:.2f} and {want[1]:.2f}: a finite "
+            "temperature, not the hardmax limit of Theorem 2.1")
+
+
+# ----------------------------------------------------------------------------- 04.7
+exercise("04.7", "The d-only ablation", kind="concept", difficulty=2, minutes=10,
+         objective="explain from the layer equations why the layer needs the one-hot scratch rows to do Lloyd's "
+                   "assignment step")(None)
+
+
+# ----------------------------------------------------------------------------- 04.8
+@exercise("04.8", "Small d: a smaller prize", kind="explore", difficulty=3, minutes=15,
+          objective="explain why the quick training run at d = 4 does not show the paper's result, with "
+                    "measurements: the prize for beating Lloyd, and whether a winning layer exists",
+          checks="mean of log J(soft, alpha = 3) - log J(Lloyd) on the 32 tasks at d = 4 and d = 8, recomputed "
+                 "(to 1e-4); the conclusion is graded by reading")
+def _c048(answer):
+    a = as_array(answer, (2,), "an array of 2 mean differences (d = 4, d = 8)")
+    want = np.array([_soft_gain(d).mean() for d in EX_DIMS])
+    if np.allclose(a, want[::-1], atol=TOL):
+        raise Wrong("order: d = 4 first, then d = 8")
+    if np.allclose(a, -want, atol=TOL):
+        raise Wrong("sign: log J(soft) - log J(Lloyd), negative where the soft layer ends lower")
+    expect(np.allclose(a, want, atol=TOL),
+           "not yet: the alpha = 3 layer of 04.3 built for d = 4 (lloyd_weights(4, 3, 'linear')), run on TASKS[4] "
+           "for 20 steps; per task log J minus Lloyd's from C0; mean over the 32 tasks; then the same at d = 8")
+    return (f"right: the soft layer gains {-want[0]:.3f} at d = 4 and {-want[1]:.3f} at d = 8; now write down "
+            "what that says about the d = 4 run")

@@ -2,7 +2,7 @@
 
 Examples::
 
-    python -m kmt_ref train                         # small config, about a minute
+    python -m kmt_ref train                         # small config (d=8), about 30 s: ends below Lloyd
     python -m kmt_ref train --config paper --seed 0 --out runs/paper.npz
     python -m kmt_ref train --resume runs/paper.npz --steps 12000
     python -m kmt_ref evaluate paper paper_d_only   # the committed models, 320 tasks
@@ -17,7 +17,9 @@ Both commands check every argument, the checkpoints they read and the file
 they will write before any work starts; a mistake ends in ``error: ...`` and
 exit status 2 (see :mod:`kmt_ref.cli`). ``train`` does not replace an
 existing ``--out`` (hours of training) unless given ``--force``; resuming into
-the checkpoint it continues is the one exception.
+the checkpoint it continues is the one exception. At the end, ``train``
+evaluates the trained layer against Lloyd's algorithm on seeded tasks (the
+numbers ``evaluate`` prints for the same checkpoint) and says which ends lower.
 """
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ from ..algorithms.lloyd import EMPTY_POLICIES
 from ..validation import check_choice, check_count, check_output_file, check_real_in
 from .checkpoint import MODELS_DIR, CheckpointError, load_checkpoint, load_evaluation, save_evaluation
 from .config import CONFIGS, TrainConfig
-from .evaluation import PAPER_SUITE, evaluate, setting_label
+from .evaluation import EVAL_SEED, PAPER_SUITE, evaluate, setting_label
 from .tasks import FAMILIES, INITS
 from .training import train, tune_malloc
 
@@ -53,9 +55,10 @@ def resolve_checkpoint(name):
 
 
 def _train(args):
-    """``python -m kmt_ref train``: check every argument and --out, then train."""
+    """``python -m kmt_ref train``: check every argument and --out, then train and compare with Lloyd."""
     if args.seed is not None:
         check_count(args.seed, "--seed")
+    check_count(args.eval_tasks, "--eval-tasks")
     if args.resume:
         if args.config is not None:
             raise ValueError("--config has no effect with --resume: the run continues with the checkpoint's "
@@ -113,7 +116,50 @@ def _train(args):
                   f"continue with: python -m kmt_ref train --resume {out}", file=sys.stderr)
         raise
     print(f"# done: {ck.step} steps, final validation score {ck.history['val'][-1]:.4f}; saved {out}")
+    if args.eval_tasks:
+        res = evaluate(ck.params, config.embedding, n_tasks=args.eval_tasks, n=config.n, d=config.d, k=config.k,
+                       family=config.family, scale=config.scale, n_steps=EVAL_STEPS, seed=EVAL_SEED)
+        print(lloyd_comparison(res, config, out))
     return 0
+
+
+#: T of the comparison printed at the end of ``train`` (the paper's evaluation)
+EVAL_STEPS = 20
+
+
+def lloyd_comparison(res, config, out):
+    """The lines ``train`` prints at the end: the trained layer against Lloyd, and who wins.
+
+    Parameters
+    ----------
+    res : dict
+        :func:`~kmt_ref.learning.evaluation.evaluate`'s result on ``config``'s
+        task distribution (seed :data:`~kmt_ref.learning.evaluation.EVAL_SEED`).
+    config : TrainConfig
+    out : Path
+        The checkpoint (named in the command that reproduces the numbers).
+    """
+    n_tasks, T = res["model"].shape[0], res["model"].shape[1] - 1
+    t0, lloyd_T, model_T = res["lloyd_mean"][0], res["lloyd_mean"][-1], res["model_mean"][-1]
+    gap = res["model"][:, -1] - res["lloyd"][:, -1]  # (n_tasks,)
+    again = f"python -m kmt_ref evaluate {out}"
+    for option, value, default in (("--tasks", n_tasks, 320), ("--steps", T, EVAL_STEPS),
+                                   ("--family", config.family, "normal")):
+        again += f" {option} {value}" if value != default else ""
+    lines = [f"# Lloyd vs the trained layer on {n_tasks} seeded tasks (seed {EVAL_SEED}) of the training distribution "
+             f"(n={config.n}, d={config.d}, k={config.k}, {config.family}, scale {config.scale}), T={T}, no dropout;",
+             "# mean natural log of the k-means objective"
+             + (f" ({again} prints the same numbers):" if config.scale == TrainConfig.scale else ":")]
+    lines += [f"#   {label:<26}{value:7.3f}" for label, value in (
+        ("initial centers (t=0)", t0), (f"Lloyd, {T} iterations", lloyd_T), (f"trained layer, {T} steps", model_T))]
+    share = f"it ends lower on {(gap < 0).mean():.0%} of the tasks"
+    if model_T < lloyd_T:
+        lines.append(f"# The trained layer beats Lloyd's algorithm: {lloyd_T - model_T:.3f} lower in mean log "
+                     f"objective ({share}), as in the paper.")
+    else:
+        lines.append(f"# The trained layer does not beat Lloyd's algorithm: {model_T - lloyd_T:.3f} higher in mean log "
+                     f"objective ({share}). Train longer (--steps) or at larger d (notebook 04, exercise 04.8).")
+    return "\n".join(lines)
 
 
 def _table(results, names, header_extra=""):
@@ -222,8 +268,9 @@ def register(subparsers):
     """Add ``train`` and ``evaluate`` to the ``python -m kmt_ref`` parser."""
     p = subparsers.add_parser(
         "train", help="train the one-layer transformer (SPEC §6)",
-        description="Train the one-layer transformer with autograd. Default: the small configuration "
-                    "(about a minute); --config paper is the paper's setting. Every hyperparameter can be overridden.",
+        description="Train the one-layer transformer with autograd, then compare it with Lloyd's algorithm on "
+                    "seeded tasks. Default: the small configuration (n=64, d=8, k=3; about 30 s on one core); "
+                    "--config paper is the paper's setting. Every hyperparameter can be overridden.",
     )
     p.add_argument("--config", choices=sorted(CONFIGS), default=None, help="base configuration (default: small)")
     p.add_argument("--seed", type=int, default=None,
@@ -233,6 +280,9 @@ def register(subparsers):
     p.add_argument("--resume", default=None, metavar="CKPT", help="continue from this checkpoint")
     p.add_argument("--force", action="store_true",
                    help="replace an existing --out file (and its _best snapshot); without it train refuses")
+    p.add_argument("--eval-tasks", dest="eval_tasks", type=int, default=320,
+                   help="seeded tasks of the comparison with Lloyd printed at the end (default 320, the "
+                        "evaluate command's; 0 skips it)")
     for f in dataclasses.fields(TrainConfig):
         typ = type(f.default)
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=typ, default=None,

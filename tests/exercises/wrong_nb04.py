@@ -1,0 +1,45 @@
+"""Plausible wrong answers to the checked exercises of notebook 04 (each a real student mistake).
+
+The numbers were computed with kmt_ref on the exercises' tasks (kmt_ref.exercises.nb04.ex_tasks):
+the right answers are, for comparison, 04.1 [0.1381, 0.2030],
+04.3 [3.5356, 3.4956, 2.2053, 2.2805, 2.2792, 2.3077], 04.4 [22.327, 19.974, 15.789, 14.523, 14.580, 14.626],
+04.5 [-0.3695, +0.0021], 04.6 [4.977, 3.651], 04.8 [-0.0517, -0.1024].
+"""
+
+WRONG = {
+    "04.1": [
+        [0.375, 0.28125],                    # the share of stuck tasks, not the mean gap
+        [0.20297041, 0.13810969],            # d = 8 first
+        [0.0, 0.0],                          # each start compared with itself
+        [0.75089339, 2.39758748],            # gaps of the objective J, not of log J
+        0.17,                                # one number for both d
+    ],
+    "04.3": [
+        [3.536, 2.448, 29.701, 58.295, 90.397, 185.474],    # V scaled by alpha too: the residual algebra breaks
+        [3.5356, 2.2796, 2.3092, 2.2780, 2.3077, 2.3077],   # Q and K scaled by alpha^2 instead of alpha
+        [4.780, 4.250, 3.737, 4.341, 3.220, 3.674],          # random biases left in place of zero biases
+        [2.3077] * 6,                                        # alpha never applied: Lloyd's result every time
+    ],
+    "04.4": [
+        [30.099033] * 6,                                            # the loss at C0: the layer never applied
+        [21.377945, 19.001076, 15.197666, 14.127022, 14.152849, 14.158312],  # the hard objective J, not the loss
+        [38.300568, 34.740774, 35.342013, 37.029787, 36.675242, 36.261247],  # lambda = 1 instead of 10
+        [35.07834, 33.759374, 9.537122, 10.465314, 10.452434, 10.925683],    # the loss after 20 steps, not one
+        [3.105812, 2.994436, 2.759297, 2.675708, 2.679664, 2.682808],        # log of the loss
+    ],
+    "04.5": [
+        [0.36948795, -0.00206567],           # Lloyd minus soft
+        [0.00206567, -0.36948795],           # the other tasks first
+        [-0.10243379, -0.10243379],          # the mean over all 32 tasks, not split
+    ],
+    "04.6": [
+        [24.768246, 13.332047],              # alpha^2: the diagonal itself, no square root
+        [4.349499, 3.186748],                # the diagonal of the whole 42 x 42 matrix (one-hot rows included)
+        [3.943437, 3.035168],                # K^T K instead of Q^T K
+    ],
+    "04.8": [
+        [-0.10243379, -0.05169007],          # d = 8 first
+        [0.05169007, 0.10243379],            # Lloyd minus soft
+        [0.13810969, 0.20297041],            # the gaps of 04.1 (the prize of a better start), not the soft layer's
+    ],
+}
