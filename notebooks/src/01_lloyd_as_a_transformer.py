@@ -18,7 +18,7 @@
 #   exactly one-hot, and why the reset blocks must stay exact.
 #
 # *Prerequisites:* Lloyd's algorithm (k-means), softmax attention, NumPy. *Time:* about 45 minutes to
-# read and run, about 2 hours with the exercises.
+# read and run; the eight exercises take about 2 hours more (their minutes are on their tag lines).
 #
 # The sections, each step checked by an `assert`:
 #

@@ -27,6 +27,9 @@
 # - run spherical k-means as a transformer and state its policies for zero-length points and
 #   members that cancel.
 #
+# *Prerequisites:* notebook 01. *Time:* about 45 minutes to read and run; the eight exercises take about
+# 2½ hours more.
+#
 # Tokens are **columns**: X is (d, n), C is (d, k). Every transformer below is run by the one
 # generic layer `kmt_ref.core.attention.layer_forward`.
 #

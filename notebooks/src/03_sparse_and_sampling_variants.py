@@ -26,6 +26,9 @@
 #    authors' quantile rule, and say why the latter has no exact circuit (§8, §8b);
 # 6. test that the k-medoids circuit samples each center from the softmax over its members (§5, §9).
 #
+# *Prerequisites:* notebook 01; a little convex optimisation helps with the proofs. *Time:* about 60 minutes
+# to read and run; the eight exercises take about 2½ hours more.
+#
 # *Annotator's remark:* the paper describes these variants as changes of the center-update
 # normalizer; the explicit weights (the member penalty γ₁, the default-token flag for empty clusters,
 # the extra decoder block for μ_j) and their proofs are the project's own constructions,
