@@ -75,7 +75,9 @@ def _as_float_matrix(A, name):
     arr = arr.astype(np.float64, copy=False)  # float64 input is used as it is (kmt_ref never writes into it)
     # a sum is finite when every entry is (one pass, no boolean array); an overflowing sum of finite
     # entries is told apart by the full check
-    if not np.isfinite(np.sum(arr)) and not np.all(np.isfinite(arr)):
+    with np.errstate(over="ignore", invalid="ignore"):  # huge finite data may overflow the sum: no warning
+        total = np.sum(arr)
+    if not np.isfinite(total) and not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
             f"{name} contains NaN or infinite values, e.g. {name}[{bad[0]}, {bad[1]}]={float(arr[tuple(bad)])!r}"

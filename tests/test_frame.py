@@ -268,6 +268,7 @@ def test_robust_with_duplicate_initial_centers_equals_reference():
 # --------------------------------------------------------------------------
 # where float64 cannot hold the problem: a ValueError naming the argument
 # --------------------------------------------------------------------------
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # valid data: no overflow warning from the input checks
 def test_data_whose_extent_overflows_float64_are_still_clustered():
     """max - min = 2e308 overflows, but every |x - s| is representable: the frame handles it."""
     X = np.array([[-1e308, -0.9e308, 0.0, 0.1e308, 0.9e308, 1e308]])
