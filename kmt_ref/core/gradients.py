@@ -39,7 +39,9 @@ The forward pass (the same function, its own rounding)
    the tokens rather than with ``V_Z``, so that the gradient of V is small.
 
 The (r, q) arrays are handled a few tasks at a time (:data:`CHUNK_ENTRIES`),
-so that the passes over them run in the cache. These are the plain path's
+so that the passes over them run in the cache; rows of ``Z'`` that are 0 in
+every task (the points' scratch rows ``Y = 0`` of the paper's embedding) are
+left out of the (r, q)-sized products, whose terms they make exact zeros. These are the plain path's
 numbers in another order of operations (tests/core/test_gradients.py).
 
 The backward pass (the derivation)
@@ -190,7 +192,11 @@ def softmax_attention(Z, Zk, Q, K, V, bQ, bK, bV, score, scale, gamma, p, drop, 
     else:
         Kt, Qa = KZt, onp.matmul(a2 * Qh, Zh)
     Et = onp.empty((N, r, q), dtype=onp.result_type(Kt, Qa))
-    z, P = onp.empty((N, 1, q), Et.dtype), onp.empty((N, Zkh.shape[1], q), onp.result_type(Zkh, Et))
+    # rows of [Z'; 1] that are 0 in every task (the points' scratch rows Y = 0) add exact zeros to the two
+    # (r, q) products P~ = [Z'; 1] Et and R~ = [Z'; 1] dT: those products take only the other rows
+    used = onp.flatnonzero(onp.any(Zkh != 0, axis=(0, 2)))
+    Zu = Zkh if used.size == Zkh.shape[1] else Zkh[:, used]
+    z, P = onp.empty((N, 1, q), Et.dtype), onp.empty((N, used.size, q), onp.result_type(Zu, Et))
     dropping = drop is not None and drop.size > 0
     flat, E_drop = Et.reshape(-1), onp.empty(0 if drop is None else drop.size, Et.dtype)
     for sl, ds in _chunks(N, r, q, drop):
@@ -201,12 +207,12 @@ def softmax_attention(Z, Zk, Q, K, V, bQ, bK, bV, score, scale, gamma, p, drop, 
         if dropping:
             E_drop[ds] = flat[drop[ds]]
             flat[drop[ds]] = 0.0  # this chunk of E is now Et
-        onp.matmul(Zkh[sl], T, out=P[sl])  # P~ = [Z'; 1] Et
+        onp.matmul(Zu[sl], T, out=P[sl])  # P~ = [Z'; 1] Et (its used rows)
     u = 1.0 / ((1.0 - p) * z)
-    y = onp.matmul(Vh, P)
+    y = onp.matmul(Vh[:, used], P)
     col = (drop // (r * q)) * q + drop % q if dropping else None  # the query column of each dropped entry
     saved.update(Et=Et, z=z, u=u, P=P, y=y, Qs=Qa[:, : Q.shape[0]], KZt=KZt, E_drop=E_drop, col=col,
-                 Zh=Zh, Zkh=Zkh, Qh=Qh, Kh=Kh, Vh=Vh, a2=a2)
+                 Zh=Zh, Zkh=Zkh, Zu=Zu, used=used, Qh=Qh, Kh=Kh, Vh=Vh, a2=a2)
     return (y * u).reshape(lead + y.shape[-2:])
 
 
@@ -220,13 +226,20 @@ def _softmax_attention_vjp(argnums, ans, args, kwargs):
         N, r, q = Et.shape
         G = G.reshape((N,) + G.shape[-2:])
         Gu = G * s["u"]  # (N, d_v, q)
-        dV = onp.sum(onp.matmul(Gu, _tr(s["P"])), axis=0)  # [dV, db_V]
+        used = s["used"]
+        dV = onp.zeros(Vh.shape, Et.dtype)  # [dV, db_V]; 0 on the rows of Z' that are 0
+        dV[:, used] = onp.sum(onp.matmul(Gu, _tr(s["P"])), axis=0)
         grads = {V_: lambda: dV[:, :-1], BV_: lambda: dV[:, -1]}
         if not set(argnums) - {V_, BV_}:
             return tuple(grads[n]() for n in argnums)
         gz = -onp.sum(G * s["y"], axis=-2, keepdims=True) * s["u"] / s["z"]  # (N, 1, q)
-        VZt = onp.matmul(_tr(Zkh), Vh.T)  # V_Z^T (N, r, d_v)
-        R = onp.empty((N, Zkh.shape[1], q), onp.result_type(Zkh, Et))
+        # H + gz = [V_Z^T, 1] [Gu; gz]: one product (the row (0, ..., 0, 1) times [Z'; 1] is the ones)
+        last = onp.zeros((1, Vh.shape[1]), Vh.dtype)
+        last[0, -1] = 1.0
+        VZt = onp.matmul(_tr(Zkh), onp.concatenate([Vh, last]).T)  # [V_Z^T, 1] (N, r, d_v + 1)
+        Gz = onp.concatenate([Gu, gz], axis=1)  # (N, d_v + 1, q)
+        ones = onp.ones((q, 1), Et.dtype)
+        R = onp.empty((N, used.size, q), onp.result_type(Zkh, Et))  # the used rows of R~
         rsum = onp.empty((N, r), Et.dtype)
         want_zk = ZK_ in argnums
         dZk = onp.empty(Zkh.shape, Et.dtype) if want_zk else None
@@ -234,16 +247,16 @@ def _softmax_attention_vjp(argnums, ans, args, kwargs):
         chunks = _chunks(N, r, q, drop)
         buf = onp.empty((chunks[0][0].stop, r, q), onp.result_type(VZt, Gu))
         for sl, ds in chunks:
-            dT = onp.matmul(VZt[sl], Gu[sl], out=buf[: sl.stop - sl.start])  # H, then dT in place
-            dT += gz[sl]
+            dT = onp.matmul(VZt[sl], Gz[sl], out=buf[: sl.stop - sl.start])  # H + gz, then dT in place
             dT *= Et[sl]
             if dropping:
                 dT.reshape(-1)[drop[ds] - sl.start * r * q] = s["E_drop"][ds] * gz.reshape(-1)[s["col"][ds]]
-            onp.matmul(Zkh[sl], dT, out=R[sl])  # R~ = [Z'; 1] dT
-            onp.sum(dT, axis=-1, out=rsum[sl])
+            onp.matmul(s["Zu"][sl], dT, out=R[sl])  # R~ = [Z'; 1] dT (its used rows)
+            onp.matmul(dT, ones, out=rsum[sl, :, None])  # r = dT 1 (a product: twice as fast as a row sum)
             if want_zk:
                 onp.matmul(KQ[sl], _tr(dT), out=dZk[sl])
-        M = onp.sum(onp.matmul(R, _tr(Zh)), axis=0)  # (d+1, d+1)
+        M = onp.zeros((Zkh.shape[1], Zh.shape[1]), Et.dtype)  # (d+1, d+1)
+        M[used] = onp.sum(onp.matmul(R, _tr(Zh)), axis=0)
         dQ = a2 * (Kh @ M)
         dK = a2 * (Qh @ M.T)
         if euclidean:
@@ -251,7 +264,7 @@ def _softmax_attention_vjp(argnums, ans, args, kwargs):
             dK -= a2 * onp.sum(onp.matmul(Zkh, KZr), axis=0).T
         grads.update({Q_: lambda: dQ[:, :-1], BQ_: lambda: dQ[:, -1], K_: lambda: dK[:, :-1],
                       BK_: lambda: dK[:, -1]})
-        grads[Z_] = lambda: _unbroadcast(a2 * onp.matmul(Qh.T, onp.matmul(Kh, R)), lead_of(Z, Zk), Z.shape)
+        grads[Z_] = lambda: _unbroadcast(a2 * onp.matmul(Qh.T, onp.matmul(Kh[:, used], R)), lead_of(Z, Zk), Z.shape)
 
         def dZk_():
             out = dZk + onp.matmul(onp.matmul(Vh.T, Gu), _tr(Et))

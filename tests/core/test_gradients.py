@@ -85,6 +85,19 @@ def test_batches_and_several_chunks(setting, monkeypatch):
         _check(block_args(C0, X, 3, batch=4), *setting, seed=6)
 
 
+@pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: f"{s[0]}-g{s[2]}-p{s[3]}")
+def test_token_rows_that_are_zero_in_every_task(setting):
+    """The paper's point tokens [X; 0]: their zero rows are left out of the (r, q) products."""
+    X, C0 = all_cases()[4][1:]
+    Xbar = np.concatenate([X, np.zeros((3, X.shape[1]))])
+    Cbar = np.concatenate([C0, np.eye(3, C0.shape[1])])
+    _check(block_args(Xbar, Xbar, 7), *setting, seed=8)  # block 2
+    _check(block_args(Cbar, Xbar, 8), *setting, seed=9)  # block 3 reads the points
+    args = block_args(Xbar, Xbar, 9, batch=3)
+    args[1][:, -2:] = 0.0  # the batch's noise filled them: zero again, in the keys only
+    _check(args, *setting, seed=10)
+
+
 def test_dropout_draws_the_plain_paths_mask_and_stream():
     shape = (3, 70, 1000)  # more entries than one buffer of draws
     a, b = np.random.default_rng(11), np.random.default_rng(11)
