@@ -136,19 +136,45 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     CT = np.ascontiguousarray(C.T)  # (k, d)
     labels = np.empty(n, dtype=np.intp)
     width = min(n, CHUNK + 1)
-    D, cross, diff = np.empty((k, width)), np.empty((k, width)), np.empty((d, width))  # one block each
+    D, cross, diff, hit = (np.empty(rows * width, dtype) for rows, dtype in ((k, float), (k, float), (d, float),
+                                                                              (k, bool)))  # one block each
+    rank = (k - np.arange(k, dtype=np.int64))[:, None].astype(np.int16 if k < 2**15 else np.int64)  # k, ..., 1
     J = 0.0
     for a, b in _chunks(n):
-        Db, crossb, Xb = D[:, : b - a], cross[:, : b - a], X[:, a:b]
+        Db, crossb, Xb = _scratch(D, k, b - a), _scratch(cross, k, b - a), X[:, a:b]
         xb_sq = np.sum(Xb * Xb, axis=0) if x_sq is None else x_sq[a:b]  # (b - a,) the same numbers, in cache
         np.add(xb_sq[None, :], c_sq, out=Db)  # ||x||^2 + ||c||^2
         np.matmul(CT, Xb, out=crossb)  # c . x
         crossb *= 2.0
         Db -= crossb  # (k, b - a) squared distances
-        labels[a:b] = np.argmin(Db, axis=0)
+        labels[a:b] = _argmin_columns(Db, _scratch(hit, k, b - a), rank)
         if objective:
-            J += _block_objective(Xb, C, labels[a:b], diff[:, : b - a])
+            J += _block_objective(Xb, C, labels[a:b], _scratch(diff, d, b - a))
     return (labels, J) if objective else labels
+
+
+def _scratch(buf, rows, m):
+    """A contiguous (rows, m) array in the flat buffer ``buf`` (a column slice of a 2-D buffer is not)."""
+    return buf[: rows * m].reshape(rows, m)
+
+
+def _argmin_columns(D, hit, rank):
+    """``np.argmin(D, axis=0)`` (ties: the lowest index) for a (k, m) block, three times faster.
+
+    ``np.argmin`` along the short axis 0 walks each column with a stride; the
+    minimum along it is vectorised across columns. So: the minimum ``mu`` of
+    each column, the mask ``D == mu`` (``hit``), and the lowest row of each
+    column in the mask as ``k - max_j (hit_j (k - j))`` (``rank`` holds
+    ``k - j``): the same index as ``np.argmin`` whenever every column has a
+    minimum it equals. A column holding a NaN has none (the minimum is NaN,
+    which equals nothing); then the block is left to ``np.argmin``, which
+    returns the first NaN.
+    """
+    np.equal(D, np.min(D, axis=0), out=hit)
+    top = np.max(hit * rank, axis=0)  # (m,) k - (lowest row attaining the minimum)
+    if not top.all():  # a NaN column
+        return np.argmin(D, axis=0)
+    return D.shape[0] - top
 
 
 def _block_objective(Xb, C, labels, out):
@@ -169,9 +195,9 @@ def frame_objective(X, C, labels=None):
     """
     if labels is None:
         return nearest_labels(X, C, objective=True)[1]
-    width = min(X.shape[1], CHUNK + 1)
-    diff = np.empty((X.shape[0], width))
-    return sum(_block_objective(X[:, a:b], C, labels[a:b], diff[:, : b - a]) for a, b in _chunks(X.shape[1]))
+    d, width = X.shape[0], min(X.shape[1], CHUNK + 1)
+    diff = np.empty(d * width)
+    return sum(_block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a)) for a, b in _chunks(X.shape[1]))
 
 
 def _points_and_centers(X, C):

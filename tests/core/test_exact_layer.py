@@ -94,6 +94,35 @@ def test_nearest_labels_equal_the_dense_argmin(n):
     np.testing.assert_array_equal(nearest_labels(Xr, Xr[:, :1].repeat(3, 1)), np.zeros(n, dtype=int))
 
 
+def test_argmin_columns_is_numpys_argmin():
+    """The lowest index of each column's minimum, ties and NaN columns included (trace._argmin_columns)."""
+    from kmt_ref.trace import _argmin_columns
+
+    rng = np.random.default_rng(0)
+    for k in (1, 2, 5, 40):
+        D = rng.integers(0, 3, (k, 300)).astype(float)  # many ties
+        D[:, 7] = 0.0  # all tied
+        D[-1, 8] = -0.0  # -0.0 ties with 0.0
+        for nan_col in (None, 11):
+            if nan_col is not None:
+                D[k // 2, nan_col] = np.nan
+            rank = (k - np.arange(k))[:, None].astype(np.int16)
+            got = _argmin_columns(D, np.empty(D.shape, bool), rank)
+            np.testing.assert_array_equal(got, np.argmin(D, axis=0))
+
+
+@pytest.mark.parametrize("case", all_cases()[::5], ids=lambda c: c[0])
+def test_nearest_labels_and_objective_on_the_case_table(case):
+    """Labels of the chunked pass = the dense argmin; its objective = the direct distances to them."""
+    from kmt_ref.trace import frame_objective
+
+    _, X, C0 = case
+    labels, J = nearest_labels(X, C0, objective=True)
+    dense = nearest_center(X, C0)[0]
+    np.testing.assert_array_equal(labels, dense)
+    assert J == frame_objective(X, C0, dense)
+
+
 def test_duplicate_groups_all_distinct_takes_the_short_cut():
     KZ = np.arange(12.0).reshape(2, 6)
     first, inverse = duplicate_groups(KZ)
