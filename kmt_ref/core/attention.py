@@ -389,9 +389,10 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
         then done in place where the exact path applies).
     exact : bool
         Take :func:`kmt_ref.core.exact.fast_layer_forward` when it applies (a
-        layer whose every block is at gamma = inf with selection weights): the
-        same numbers without (r, q) matrices. ``False`` forces the plain path
-        below (the tests compare the two).
+        hand-set layer with selection weights, at gamma = inf or with softmax
+        and linear blocks): the same numbers on plain NumPy, without (r, q)
+        matrices at gamma = inf. ``False`` forces the plain path below (the
+        tests compare the two).
 
     Returns
     -------
@@ -410,7 +411,7 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
     Sublayer("C", (Block("3", keys="X"), Block("4", keys="C")))]``.
     """
     if exact and not record:
-        fast = fast_layer_forward(params, Xbar, Cbar, layer, overwrite)
+        fast = fast_layer_forward(params, Xbar, Cbar, layer, overwrite, chunk_size)
         if fast is not None:
             return fast
     streams = {"X": Xbar, "C": Cbar}

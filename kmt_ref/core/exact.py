@@ -20,8 +20,9 @@ without the (r, q) matrices; the functions here do that, and nothing else:
 :func:`is_disjoint_uniform`    recognises such a mean among computed weights (normmax, alpha = inf)
 :func:`selection`              W as a signed row selection: ``W Z`` is a view of rows of Z
 :func:`one_hot_columns`        the labels of exactly one-hot (or zero) columns, in one pass
-:func:`fast_layer_forward`     a whole gamma = inf layer with selection weights: no (r, q) matrix,
-                               block 3 by one-hot lookup in O(n), residual sums in place
+:func:`fast_layer_forward`     a whole hand-set layer with selection weights on plain NumPy: at
+                               gamma = inf no (r, q) matrix, block 3 by one-hot lookup in O(n);
+                               finite-gamma blocks on views (:func:`_soft_cross`); residual sums in place
 =============================  =================================================================
 
 Every shortcut is tested against the plain path on the shared case table
@@ -387,6 +388,49 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale):
     return v_rows, out / counts
 
 
+def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
+    """Finite-gamma cross-attention of the queries Z over the keys P, on plain NumPy; ``(v_rows, out)`` or None.
+
+    The plain path's computation (:func:`kmt_ref.core.attention.attention`:
+    the same query chunks, scores, normalizer and product, or its
+    :func:`segment_mean` for disjoint uniform weights) on row selections of
+    the tokens instead of products with the projectors, and only for the rows
+    V writes (the other rows of the plain path's output are exact zeros).
+    The product with the weights is the plain path's, row for row: a matrix
+    product's rounding can depend on its number of rows, so it is taken with
+    the (d_emb, r) operand of the plain path (the key tokens themselves when V
+    selects rows in place), except when every row of V's values holds one 1
+    and zeros (the one-hot codes of block 1): then each output row is a row of
+    the weights, exactly (one term ``1 * w``, the others exact zeros).
+    """
+    from .attention import scores_from_projections
+    from .normalizers import get_normalizer
+
+    selQ, selK, selV = selection(Q), selection(K), selection(V)
+    if selV is None:
+        return None
+    rows = used_rows(Q, K, V)[0]
+    QZ, KZk, VZk = _projected(Q, Z, selQ, rows), _projected(K, P, selK, rows), _projected(V, P, selV)
+    sigma = get_normalizer(blk.normalizer)
+    q, r = Z.shape[-1], P.shape[-1]
+    big = chunk_size and q > chunk_size and r > chunk_size
+    hot = one_hot_columns(VZk.T) if VZk.shape[1] <= CHUNK else None  # the row of each value row's 1, or -1
+    in_place = selV[2] == 1.0 and _same_rows(selV[0], selV[1], V.shape[0])
+    outs = []
+    for a in range(0, q, chunk_size) if big else [0]:
+        S = scores_from_projections(KZk, QZ[:, a : a + chunk_size] if big else QZ, blk.score, blk.scale)
+        W = sigma(S, gamma=blk.gamma, axis=-2)
+        if is_disjoint_uniform(W):
+            outs.append(segment_mean(W > 0, VZk, slice(None)))
+        elif hot is not None:
+            out = onp.zeros((VZk.shape[0], W.shape[1]))
+            out[hot >= 0] = W[hot[hot >= 0]]
+            outs.append(out)
+        else:  # the plain path's product, with its (d_emb, r) operand
+            outs.append(onp.matmul(P if in_place else project(V, None, P), W)[selV[0]])
+    return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)
+
+
 def _hard_self(Z, Q, K, V):
     """gamma = inf Euclidean self-attention with Q = K, lowest-index hardmax (:func:`self_attention_limit`).
 
@@ -403,15 +447,17 @@ def _hard_self(Z, Q, K, V):
     return selV[0], _projected(V, Z, selV)[:, first]
 
 
-def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
-    """:func:`kmt_ref.core.attention.layer_forward` for layers that are exact at gamma = inf, or None.
+def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False, chunk_size=None):
+    """:func:`kmt_ref.core.attention.layer_forward` on plain NumPy for hand-set layers, or None.
 
     Applies when the tokens are plain 2-D arrays and every block is a
-    Euclidean attention with hard normalizer, no biases, no post-operation and
-    no dropout, whose V (and Q, K where a shortcut needs it) is a signed row
-    selection (:func:`selection`). Each block's output is computed only on the
-    rows V writes (:func:`_hard_self`, :func:`_hard_euclidean_cross`; a block
-    without shortcut is computed by :func:`~kmt_ref.core.attention.attention`),
+    Euclidean attention with hard normalizer, or (finite gamma) a Euclidean or
+    dot attention with ``softmax`` or ``linear``, with no biases, no
+    post-operation, no options and no dropout, whose V (and Q, K where a
+    shortcut needs it) is a signed row selection (:func:`selection`). Each
+    block's output is computed only on the rows V writes (:func:`_hard_self`,
+    :func:`_hard_euclidean_cross`, :func:`_soft_cross`; a block without
+    shortcut is computed by :func:`~kmt_ref.core.attention.attention`),
     and the residual sums are done in place, block by block in the layer's
     order: ``stream[rows] += out``, the very additions of the plain path on
     the rows where ``out`` is not 0 (elsewhere the plain path adds 0).
@@ -431,9 +477,11 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
         if isinstance(sub, FeedForward):
             return None
         for blk in sub.blocks:
-            if (blk.score != "euclidean" or blk.normalizer not in HARD or blk.post is not None or blk.dropout
-                    or blk.options or any(params.get(b + blk.name) is not None for b in ("bQ", "bK", "bV"))
-                    or type(params["V" + blk.name]) is not onp.ndarray):
+            hard = blk.normalizer in HARD and blk.score == "euclidean"
+            soft = blk.normalizer in ("softmax", "linear") and blk.gamma < onp.inf
+            if (not (hard or soft) or blk.post is not None or blk.dropout or blk.options
+                    or any(params.get(b + blk.name) is not None for b in ("bQ", "bK", "bV"))
+                    or any(type(params[m + blk.name]) is not onp.ndarray for m in "QKV")):
                 return None
     streams = {"X": Xbar if overwrite else Xbar.copy(), "C": Cbar if overwrite else Cbar.copy()}
     for sub in layer:
@@ -443,14 +491,18 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
             Q, K, V = (params[m + blk.name] for m in "QKV")
             parts = [streams[s] for s in blk.keys.split("+")]
             res = None
-            if blk.keys == sub.stream and blk.normalizer == "hardmax" and same_map(Q, K):
+            if blk.normalizer not in HARD:
+                if blk.keys != sub.stream and len(parts) == 1:
+                    res = _soft_cross(Z, parts[0], Q, K, V, blk, chunk_size)
+            elif blk.keys == sub.stream and blk.normalizer == "hardmax" and same_map(Q, K):
                 res = _hard_self(Z, Q, K, V)
             elif blk.keys != sub.stream:
                 res = _hard_euclidean_cross(Z, parts, Q, K, V, blk.normalizer, blk.scale)
             if res is None:  # no shortcut: the plain computation (dense, for small blocks)
                 Zk = parts[0] if len(parts) == 1 else onp.concatenate(parts, axis=-1)
                 res = (slice(None), attention(Z, Zk, Q, K, V, score=blk.score, normalizer=blk.normalizer,
-                                              gamma=blk.gamma, scale=blk.scale, self_attention=blk.keys == sub.stream))
+                                              gamma=blk.gamma, scale=blk.scale, self_attention=blk.keys == sub.stream,
+                                              chunk_size=chunk_size))
             outs.append(res)
         # the outputs that are views of Z (sign * Z[in_rows]) are made arrays before Z changes, except
         # -Z[rows] added first to its own rows: z + (-z) = +0 for every finite z, so those rows are set to 0
