@@ -16,6 +16,7 @@ __all__ = [
     "squared_distances",
     "nearest_center",
     "nearest_labels",
+    "argmax_columns",
     "frame_objective",
     "CHUNK",
 ]
@@ -138,7 +139,7 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     width = min(n, CHUNK + 1)
     D, cross, diff, hit = (np.empty(rows * width, dtype) for rows, dtype in ((k, float), (k, float), (d, float),
                                                                               (k, bool)))  # one block each
-    rank = (k - np.arange(k, dtype=np.int64))[:, None].astype(np.int16 if k < 2**15 else np.int64)  # k, ..., 1
+    rank = _rank(k)
     J = 0.0
     for a, b in _chunks(n):
         Db, crossb, Xb = _scratch(D, k, b - a), _scratch(cross, k, b - a), X[:, a:b]
@@ -159,6 +160,36 @@ def _scratch(buf, rows, m):
     return buf[: rows * m].reshape(rows, m)
 
 
+def argmax_columns(A):
+    """``np.argmax(A, axis=0)`` (ties: the lowest index) for A (k, n), CHUNK columns at a time.
+
+    The same index as ``np.argmax``, computed as :func:`_argmin_columns` does
+    (the maximum of each column, the mask of its entries equal to it, the
+    lowest row in the mask; a block with a NaN column is left to ``np.argmax``).
+    """
+    k, n = A.shape
+    out = np.empty(n, dtype=np.intp)
+    hit = np.empty(k * min(n, CHUNK + 1), dtype=bool)
+    for a, b in _chunks(n):
+        B = A[:, a:b]
+        out[a:b] = _first_equal(B, np.max(B, axis=0), _scratch(hit, k, b - a), _rank(k), np.argmax)
+    return out
+
+
+def _rank(k):
+    """``k, k-1, ..., 1`` as a column (a small integer type)."""
+    return (k - np.arange(k, dtype=np.int64))[:, None].astype(np.int16 if k < 2**15 else np.int64)
+
+
+def _first_equal(D, best, hit, rank, fallback):
+    """The lowest row of each column of D equal to ``best`` (its extreme); ``fallback(D, axis=0)`` if one has none."""
+    np.equal(D, best, out=hit)
+    top = np.max(hit * rank, axis=0)  # (m,) k - (lowest row attaining the extreme)
+    if not top.all():  # a NaN column
+        return fallback(D, axis=0)
+    return D.shape[0] - top
+
+
 def _argmin_columns(D, hit, rank):
     """``np.argmin(D, axis=0)`` (ties: the lowest index) for a (k, m) block, three times faster.
 
@@ -171,11 +202,7 @@ def _argmin_columns(D, hit, rank):
     which equals nothing); then the block is left to ``np.argmin``, which
     returns the first NaN.
     """
-    np.equal(D, np.min(D, axis=0), out=hit)
-    top = np.max(hit * rank, axis=0)  # (m,) k - (lowest row attaining the minimum)
-    if not top.all():  # a NaN column
-        return np.argmin(D, axis=0)
-    return D.shape[0] - top
+    return _first_equal(D, np.min(D, axis=0), hit, rank, np.argmin)
 
 
 def _block_objective(Xb, C, labels, out):

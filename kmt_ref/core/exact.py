@@ -247,7 +247,7 @@ def is_disjoint_uniform(W):
     key serves two queries. Such an attention is a plain mean, computed by
     :func:`segment_mean` with the reference's arithmetic.
     """
-    if type(W) is not onp.ndarray or W.ndim != 2:
+    if type(W) is not onp.ndarray or W.ndim != 2 or W.shape[0] < W.shape[1]:  # q disjoint sets need q <= r keys
         return False
     top = W > 0
     counts = top.sum(axis=0)
@@ -391,17 +391,13 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale):
 def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
     """Finite-gamma cross-attention of the queries Z over the keys P, on plain NumPy; ``(v_rows, out)`` or None.
 
-    The plain path's computation (:func:`kmt_ref.core.attention.attention`:
-    the same query chunks, scores, normalizer and product, or its
-    :func:`segment_mean` for disjoint uniform weights) on row selections of
-    the tokens instead of products with the projectors, and only for the rows
-    V writes (the other rows of the plain path's output are exact zeros).
-    The product with the weights is the plain path's, row for row: a matrix
-    product's rounding can depend on its number of rows, so it is taken with
-    the (d_emb, r) operand of the plain path (the key tokens themselves when V
-    selects rows in place), except when every row of V's values holds one 1
-    and zeros (the one-hot codes of block 1): then each output row is a row of
-    the weights, exactly (one term ``1 * w``, the others exact zeros).
+    The plain path's computation (:func:`kmt_ref.core.attention.attention`: the same query chunks, scores,
+    normalizer and product, or :func:`segment_mean` for disjoint uniform weights) on row selections of the
+    tokens, only for the rows V writes (elsewhere the plain path writes exact zeros). A matrix product's
+    rounding can depend on its number of rows, so the product with the weights keeps the plain path's
+    (d_emb, r) operand (the key tokens themselves when V selects rows in place), except when each row of
+    V's values is one 1 and zeros (block 1's one-hot codes): each output row is then a row of the
+    weights, exactly (one term ``1 * w``, the others exact zeros).
     """
     from .attention import scores_from_projections
     from .normalizers import get_normalizer
@@ -418,8 +414,11 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
     in_place = selV[2] == 1.0 and _same_rows(selV[0], selV[1], V.shape[0])
     outs = []
     for a in range(0, q, chunk_size) if big else [0]:
-        S = scores_from_projections(KZk, QZ[:, a : a + chunk_size] if big else QZ, blk.score, blk.scale)
-        W = sigma(S, gamma=blk.gamma, axis=-2)
+        Qc = QZ[:, a : a + chunk_size] if big else QZ
+        if blk.score == "euclidean" and blk.normalizer == "softmax":
+            W = _euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
+        else:
+            W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
         if is_disjoint_uniform(W):
             outs.append(segment_mean(W > 0, VZk, slice(None)))
         elif hot is not None:
@@ -429,6 +428,28 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
         else:  # the plain path's product, with its (d_emb, r) operand
             outs.append(onp.matmul(P if in_place else project(V, None, P), W)[selV[0]])
     return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)
+
+
+def _euclidean_softmax(KZk, QZ, scale, gamma):
+    """``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``: the same operations
+    on the same numbers, in place in one (r, q) array instead of a new array per operation."""
+    from ..validation import check_score_max
+
+    T = onp.sum(KZk * KZk, axis=0)[:, None] + onp.sum(QZ * QZ, axis=0)[None, :]  # (r, q)
+    cross = onp.matmul(KZk.T, QZ)
+    cross *= 2.0
+    T -= cross
+    onp.negative(T, out=T)
+    if scale != 1.0:
+        T /= scale
+    M = onp.max(T, axis=0, keepdims=True)
+    check_score_max(M, T, 0, who="softmax")
+    T -= M
+    T *= gamma
+    with onp.errstate(over="ignore"):
+        onp.exp(T, out=T)
+    T /= onp.sum(T, axis=0, keepdims=True)
+    return T
 
 
 def _hard_self(Z, Q, K, V):

@@ -118,6 +118,17 @@ def test_argmin_columns_is_numpys_argmin():
             np.testing.assert_array_equal(got, np.argmin(D, axis=0))
 
 
+def test_argmax_columns_is_numpys_argmax():
+    from kmt_ref.trace import argmax_columns
+
+    rng = np.random.default_rng(1)
+    A = rng.integers(0, 3, (6, 2 * CHUNK + 3)).astype(float)  # ties, several chunks
+    A[:, 5] = 1.0
+    np.testing.assert_array_equal(argmax_columns(A), np.argmax(A, axis=0))
+    A[2, CHUNK + 7] = np.nan  # numpy's argmax returns the first NaN
+    np.testing.assert_array_equal(argmax_columns(A), np.argmax(A, axis=0))
+
+
 @pytest.mark.parametrize("case", all_cases()[::5], ids=lambda c: c[0])
 def test_nearest_labels_and_objective_on_the_case_table(case):
     """Labels of the chunked pass = the dense argmin; its objective = the direct distances to them."""
