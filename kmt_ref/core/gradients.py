@@ -245,7 +245,7 @@ def _softmax_attention_vjp(argnums, ans, args, kwargs):
         dZk = onp.empty(Zkh.shape, Et.dtype) if want_zk else None
         KQ = onp.matmul(Kh.T, Qs) if want_zk else None  # K~^T (2a Q_Z), (N, d+1, q)
         chunks = _chunks(N, r, q, drop)
-        buf = onp.empty((chunks[0][0].stop, r, q), onp.result_type(VZt, Gu))
+        buf = onp.empty((chunks[0][0].stop if chunks else 0, r, q), onp.result_type(VZt, Gu))
         for sl, ds in chunks:
             dT = onp.matmul(VZt[sl], Gz[sl], out=buf[: sl.stop - sl.start])  # H + gz, then dT in place
             dT *= Et[sl]
