@@ -269,7 +269,9 @@ def _softmax_attention_vjp(argnums, ans, args, kwargs):
         def dZk_():
             out = dZk + onp.matmul(onp.matmul(Vh.T, Gu), _tr(Et))
             if euclidean:
-                out -= a2 * _tr(onp.matmul(KZt, Kh)) * rsum[:, None, :]
+                KK = onp.matmul(KZt, Kh)  # (K~^T K_Z)^T (N, r, d+1)
+                KK *= (a2 * rsum)[..., None]
+                out -= _tr(KK)
             return _unbroadcast(out, lead_of(Z, Zk), Zk.shape)
 
         grads[ZK_] = dZk_
