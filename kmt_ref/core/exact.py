@@ -434,7 +434,6 @@ def _euclidean_softmax(KZk, QZ, scale, gamma):
     """``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``: the same operations
     on the same numbers, in place in one (r, q) array instead of a new array per operation."""
     from ..validation import check_score_max
-
     T = onp.sum(KZk * KZk, axis=0)[:, None] + onp.sum(QZ * QZ, axis=0)[None, :]  # (r, q)
     cross = onp.matmul(KZk.T, QZ)
     cross *= 2.0
@@ -525,8 +524,7 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False, chunk_size=No
                                               gamma=blk.gamma, scale=blk.scale, self_attention=blk.keys == sub.stream,
                                               chunk_size=chunk_size))
             outs.append(res)
-        # the outputs that are views of Z (sign * Z[in_rows]) are made arrays before Z changes, except
-        # -Z[rows] added first to its own rows: z + (-z) = +0 for every finite z, so those rows are set to 0
+        # views of Z (sign * Z[in_rows]) become arrays before Z changes; -Z[rows] first on its rows is +0
         adds, touched = [], []
         for rows, out in outs:
             if isinstance(out, tuple):
@@ -537,9 +535,16 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False, chunk_size=No
                     out = sign * Z[in_rows]
             adds.append((rows, out))
             touched.append(rows)
-        for rows, out in adds:
+        zeroed = None  # rows set to +0 and not yet written: the next add to them is (+0) + out = out + 0.0
+        for rows, out in adds + [(None, None)]:
+            same = zeroed is not None and isinstance(rows, slice) and rows == zeroed
+            if zeroed is not None and (out is None or not same):
+                Z[zeroed], zeroed = 0.0, None
             if out is None:
-                Z[rows] = 0.0
+                zeroed = rows
+            elif same:
+                onp.add(out, 0.0, out=Z[rows])  # one pass instead of two
+                zeroed = None
             else:
                 Z[rows] += out
     return streams["X"], streams["C"]
