@@ -212,16 +212,16 @@ def _block_objective(Xb, C, labels, out):
     return float(np.dot(flat, flat))
 
 
-def frame_objective(X, C, labels=None):
+def frame_objective(X, C, labels=None, x_sq=None):
     """``sum_i min_j ||x_i - c_j||^2`` for X, C already in a frame.
 
     The nearest center is found with :func:`nearest_labels` (or given:
-    ``labels`` must then be those labels for these centers); the distance to
-    it is computed directly as ``||x_i - c_{l_i}||^2`` (no cancellation),
-    CHUNK points at a time.
+    ``labels`` must then be those labels for these centers; ``x_sq`` is
+    passed on to it); the distance to it is computed directly as
+    ``||x_i - c_{l_i}||^2`` (no cancellation), CHUNK points at a time.
     """
     if labels is None:
-        return nearest_labels(X, C, objective=True)[1]
+        return nearest_labels(X, C, x_sq, objective=True)[1]
     d, width = X.shape[0], min(X.shape[1], CHUNK + 1)
     diff = np.empty(d * width)
     return sum(_block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a)) for a, b in _chunks(X.shape[1]))

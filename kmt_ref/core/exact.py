@@ -421,10 +421,9 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
             W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
         if is_disjoint_uniform(W):
             outs.append(segment_mean(W > 0, VZk, slice(None)))
-        elif hot is not None:
-            out = onp.zeros((VZk.shape[0], W.shape[1]))
-            out[hot >= 0] = W[hot[hot >= 0]]
-            outs.append(out)
+        elif hot is not None:  # row hot[m] of W, 0 for hot[m] = -1; W itself when V's values are the identity
+            identity = onp.array_equal(hot, onp.arange(W.shape[0]))
+            outs.append(W if identity else onp.where((hot >= 0)[:, None], W[onp.maximum(hot, 0)], 0.0))
         else:  # the plain path's product, with its (d_emb, r) operand
             outs.append(onp.matmul(P if in_place else project(V, None, P), W)[selV[0]])
     return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)

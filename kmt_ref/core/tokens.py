@@ -265,7 +265,8 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         centers[t + 1] = emb.centers(Cbar)
     frame = frame or Frame(np.zeros(d), 0)
     known = [nearest_readout and t < n_layers and one_hot[t] == n for t in range(n_layers + 1)]
-    J = np.array([frame_objective(X, centers[t], labels[t] if known[t] else None)
+    x_sq = np.sum(X * X, axis=0)  # (n,) once for every search (nearest_labels computes the same numbers)
+    J = np.array([frame_objective(X, centers[t], labels[t] if known[t] else None, x_sq)
                   for t in range(n_layers + 1)])  # (T+1,) in the frame
     Y_final = emb.assignments(Xbar) if n_layers else None
     return ClusteringTrace(

@@ -42,6 +42,23 @@ def test_exact_layer_equals_the_plain_path(name, X, C0, gamma, center_update, ga
         Xa, Ca, Xb, Cb = fast[0], fast[1], plain[0], plain[1]
 
 
+def test_finite_block_with_one_hot_values_that_are_not_the_identity():
+    """V1 selects only some of the centers' one-hot rows: each output row is a row of the weights, or 0."""
+    _, X, C0 = CASES[8]
+    params, emb = lloyd_weights(X.shape[0], C0.shape[1], "linear")
+    V1 = params["V1"].copy()
+    rows = np.flatnonzero(V1.any(axis=1))
+    V1[rows[1]] = 0.0  # the selection loses one row
+    params = dict(params, V1=V1)
+    layer = lloyd_layer(3.0, center_update="linear")
+    Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
+    fast = fast_layer_forward(params, Xa.copy(), Ca.copy(), layer)
+    assert fast is not None
+    plain = layer_forward(params, Xa.copy(), Ca.copy(), layer, exact=False)
+    for a, b in zip(fast, plain):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_exact_layer_does_not_touch_its_input_unless_allowed():
     X = np.array([[0.0, 1.0, 4.0, 5.0]])
     params, emb = lloyd_weights(1, 2)
