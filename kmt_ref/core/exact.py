@@ -25,11 +25,9 @@ without the (r, q) matrices; the functions here do that, and nothing else:
                                finite-gamma blocks on views (:func:`_soft_cross`); residual sums in place
 =============================  =================================================================
 
-Every shortcut is tested against the plain path on the shared case table
-(tests/core/test_exact.py, tests/core/test_exact_layer.py). They work on plain
-NumPy arrays; the autograd path
-(training) never takes them, except :func:`project`, which on that path is
-plainly ``W Z + b``.
+Every shortcut is tested against the plain path on the shared case table (tests/core/test_exact.py,
+tests/core/test_exact_layer.py). They work on plain NumPy arrays; the autograd path (training) never
+takes them, except :func:`project`, which on that path is plainly ``W Z + b``.
 """
 from __future__ import annotations
 
@@ -96,10 +94,9 @@ def project(W, b, Z, rows=None):
 def used_rows(Q, K, V, bQ=None, bK=None, bV=None):
     """The rows of ``Q, K`` that can change a score, and the rows of ``V`` that can be nonzero.
 
-    A row where Q, K and their biases are all zero adds ``0`` to every
-    projected query and key, so it adds nothing to any score (Euclidean or
-    dot); a zero row of V (and bV) writes 0. Returns ``(rows, v_rows)``, each a
-    slice or an index array (a slice when contiguous: a view, no copy);
+    A row where Q, K and their biases are all zero adds ``0`` to every projected query and key, so it
+    adds nothing to any score (Euclidean or dot); a zero row of V (and bV) writes 0. Returns
+    ``(rows, v_rows)``, each a slice or an index array (a slice when contiguous: a view, no copy);
     ``slice(None)`` on the autograd path.
     """
     if not (type(Q) is onp.ndarray and type(K) is onp.ndarray and type(V) is onp.ndarray):
@@ -115,9 +112,8 @@ def used_rows(Q, K, V, bQ=None, bK=None, bV=None):
 def same_map(Q, K, bQ=None, bK=None):
     """``Q = K`` and ``bQ = bK``: queries and keys are the same map of the same tokens.
 
-    Then in self-attention the Euclidean score ``-||K z_l - Q z_i||^2`` is
-    ``<= 0`` with equality exactly on the tokens equal to ``z_i`` under that
-    map (:func:`self_attention_limit`).
+    Then in self-attention the Euclidean score ``-||K z_l - Q z_i||^2`` is ``<= 0`` with equality
+    exactly on the tokens equal to ``z_i`` under that map (:func:`self_attention_limit`).
     """
     if not onp.array_equal(getval(Q), getval(K)):
         return False
@@ -225,10 +221,9 @@ def self_attention_limit(KZ, VZ, normalizer, want_weights=False):
 def segment_mean(top, VZk, v_rows):
     """Mean of the columns of VZk (d_v, r) over each query's key set, summed in key order.
 
-    ``top`` (r, q) is boolean with at most one True per row (every key serves
-    at most one query). The sums are accumulated key by key with
-    ``np.bincount``, the same arithmetic as :func:`kmt_ref.algorithms.lloyd.cluster_means`,
-    so a mean of the same points is bit-for-bit the same number.
+    ``top`` (r, q) is boolean with at most one True per row (every key serves at most one query). The
+    sums are accumulated key by key with ``np.bincount``, the same arithmetic as
+    :func:`kmt_ref.algorithms.lloyd.cluster_means`, so a mean of the same points is the same number.
     """
     q = top.shape[1]
     member = top.any(axis=1)  # (r,)
@@ -243,15 +238,15 @@ def segment_mean(top, VZk, v_rows):
 def is_disjoint_uniform(W):
     """True if W (r, q), not being differentiated, is a uniform mean over disjoint key sets.
 
-    That is: every column is ``1/m`` on ``m >= 1`` keys and 0 elsewhere, and no
-    key serves two queries. Such an attention is a plain mean, computed by
-    :func:`segment_mean` with the reference's arithmetic.
+    That is: every column is ``1/m`` on ``m >= 1`` keys and 0 elsewhere, and no key serves two queries.
+    Such an attention is a plain mean, computed by :func:`segment_mean` with the reference's arithmetic.
     """
     if type(W) is not onp.ndarray or W.ndim != 2 or W.shape[0] < W.shape[1]:  # q disjoint sets need q <= r keys
         return False
     top = W > 0
-    counts = top.sum(axis=0)
-    return bool(onp.all(counts > 0) and onp.all(top.sum(axis=1) <= 1) and onp.array_equal(W, top / counts))
+    counts = top.sum(axis=0)  # a total above r: some key serves two queries (checked first: one fast sum)
+    return bool(onp.all(counts > 0) and counts.sum() <= W.shape[0] and onp.all(top.sum(axis=1) <= 1)
+                and onp.array_equal(W, top / counts))
 
 
 def hard_cross(S, VZk, normalizer, v_rows=slice(None)):
@@ -392,12 +387,10 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
     """Finite-gamma cross-attention of the queries Z over the keys P, on plain NumPy; ``(v_rows, out)`` or None.
 
     The plain path's computation (:func:`kmt_ref.core.attention.attention`: the same query chunks, scores,
-    normalizer and product, or :func:`segment_mean` for disjoint uniform weights) on row selections of the
-    tokens, only for the rows V writes (elsewhere the plain path writes exact zeros). A matrix product's
-    rounding can depend on its number of rows, so the product with the weights keeps the plain path's
-    (d_emb, r) operand (the key tokens themselves when V selects rows in place), except when each row of
-    V's values is one 1 and zeros (block 1's one-hot codes): each output row is then a row of the
-    weights, exactly (one term ``1 * w``, the others exact zeros).
+    normalizer and product, or :func:`segment_mean`) on row views of the tokens, only for the rows V
+    writes. A product's rounding can depend on its number of rows, so the product with the weights keeps
+    the plain path's (d_emb, r) operand (the keys themselves when V selects rows in place); products
+    with one-hot rows or columns (block 1's values, block 3's queries) are exact lookups instead.
     """
     from .attention import scores_from_projections
     from .normalizers import get_normalizer
@@ -417,8 +410,10 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
         Qc = QZ[:, a : a + chunk_size] if big else QZ
         if blk.score == "euclidean" and blk.normalizer == "softmax":
             W = _euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
-        else:
-            W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
+        else:  # dot scores with one-hot queries (block 3's center codes): rows of the keys, exactly
+            hot_q = one_hot_columns(Qc) if blk.score == "dot" and blk.scale == 1.0 and Qc.shape[1] <= CHUNK else None
+            S = scores_from_projections(KZk, Qc, blk.score, blk.scale) if hot_q is None else _rows_of(KZk, hot_q)
+            W = sigma(S, gamma=blk.gamma, axis=-2)
         if is_disjoint_uniform(W):
             outs.append(segment_mean(W > 0, VZk, slice(None)))
         elif hot is not None:  # row hot[m] of W, 0 for hot[m] = -1; W itself when V's values are the identity
@@ -429,15 +424,21 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
     return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)
 
 
+def _rows_of(KZk, hot):
+    """``KZk^T QZ`` for one-hot (or 0) query columns ``e_{hot[i]}``: rows of KZk (one term ``k * 1``), C-ordered."""
+    S = onp.zeros((KZk.shape[1], hot.size))
+    S[:, hot >= 0] = KZk[hot[hot >= 0]].T
+    return S
+
+
 def _euclidean_softmax(KZk, QZ, scale, gamma):
     """``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``: the same operations
     on the same numbers, in place in one (r, q) array instead of a new array per operation."""
     from ..validation import check_score_max
-    T = onp.sum(KZk * KZk, axis=0)[:, None] + onp.sum(QZ * QZ, axis=0)[None, :]  # (r, q)
-    cross = onp.matmul(KZk.T, QZ)
-    cross *= 2.0
-    T -= cross
-    onp.negative(T, out=T)
+    S = onp.sum(KZk * KZk, axis=0)[:, None] + onp.sum(QZ * QZ, axis=0)[None, :]  # (r, q)
+    T = onp.matmul(KZk.T, QZ)
+    T *= 2.0
+    T -= S  # 2 k.q - (||k||^2 + ||q||^2) = -((||k||^2 + ||q||^2) - 2 k.q) exactly (a - b = -(b - a))
     if scale != 1.0:
         T /= scale
     M = onp.max(T, axis=0, keepdims=True)
