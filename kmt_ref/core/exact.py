@@ -389,8 +389,8 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
     The plain path's computation (:func:`kmt_ref.core.attention.attention`: the same query chunks, scores,
     normalizer and product, or :func:`segment_mean`) on row views of the tokens, only for the rows V
     writes. A product's rounding can depend on its number of rows, so the product with the weights keeps
-    the plain path's (d_emb, r) operand (the keys themselves when V selects rows in place); products
-    with one-hot rows or columns (block 1's values, block 3's queries) are exact lookups instead.
+    the plain path's (d_emb, r) operand (the keys themselves when V selects rows in place); a product
+    with one-hot rows (block 1's values) is an exact lookup instead.
     """
     from .attention import scores_from_projections
     from .normalizers import get_normalizer
@@ -410,10 +410,8 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
         Qc = QZ[:, a : a + chunk_size] if big else QZ
         if blk.score == "euclidean" and blk.normalizer == "softmax":
             W = _euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
-        else:  # dot scores with one-hot queries (block 3's center codes): rows of the keys, exactly
-            hot_q = one_hot_columns(Qc) if blk.score == "dot" and blk.scale == 1.0 and Qc.shape[1] <= CHUNK else None
-            S = scores_from_projections(KZk, Qc, blk.score, blk.scale) if hot_q is None else _rows_of(KZk, hot_q)
-            W = sigma(S, gamma=blk.gamma, axis=-2)
+        else:
+            W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
         if is_disjoint_uniform(W):
             outs.append(segment_mean(W > 0, VZk, slice(None)))
         elif hot is not None:  # row hot[m] of W, 0 for hot[m] = -1; W itself when V's values are the identity
@@ -422,13 +420,6 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
         else:  # the plain path's product, with its (d_emb, r) operand
             outs.append(onp.matmul(P if in_place else project(V, None, P), W)[selV[0]])
     return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)
-
-
-def _rows_of(KZk, hot):
-    """``KZk^T QZ`` for one-hot (or 0) query columns ``e_{hot[i]}``: rows of KZk (one term ``k * 1``), C-ordered."""
-    S = onp.zeros((KZk.shape[1], hot.size))
-    S[:, hot >= 0] = KZk[hot[hot >= 0]].T
-    return S
 
 
 def _euclidean_softmax(KZk, QZ, scale, gamma):
@@ -445,10 +436,11 @@ def _euclidean_softmax(KZk, QZ, scale, gamma):
     check_score_max(M, T, 0, who="softmax")
     T -= M
     T *= gamma
+    E = onp.zeros_like(T)  # exp(x) is +0 for x <= -1000 (e^x < 2^-1075): exp (slow there) only runs on the others
     with onp.errstate(over="ignore"):
-        onp.exp(T, out=T)
-    T /= onp.sum(T, axis=0, keepdims=True)
-    return T
+        onp.exp(T, out=E, where=T > -1000.0)
+    E /= onp.sum(E, axis=0, keepdims=True)
+    return E
 
 
 def _hard_self(Z, Q, K, V):
