@@ -437,7 +437,11 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
     # block 3's scores are distances between one-hot codes, which the frame leaves alone
     layer = lloyd_layer(frame.gamma(gamma), frame.gamma(gamma_reset, "gamma_reset"), center_update, gamma_update,
                         gamma_center_reset=gamma_reset)
+    # At gamma = gamma_reset = inf a one-hot read-out after layer t+1 is nearest_labels(X, C_t) itself:
+    # block 1 is that call (on the data rows of the tokens, which hold X and C_t: no block writes
+    # them), block 2 sets y_i to +0 and block 1 adds e_{l_i}; so the objective may use those labels
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record, chunk_size=chunk_size,
-                       check_nonempty=center_update == "linear", frame=frame)
+                       check_nonempty=center_update == "linear", frame=frame,
+                       nearest_readout=gamma == np.inf and gamma_reset == np.inf)
     trace.info.update(gamma=gamma, gamma_reset=gamma_reset, center_update=center_update)
     return trace

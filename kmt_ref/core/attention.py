@@ -20,8 +20,12 @@ Attention (SPEC §2)::
 score ``S / gamma`` and the normalizer is called as ``sigma(S_raw, gamma)``.
 
 The module is written with ``autograd.numpy`` so that the trainable model is
-differentiated through this very code. The gamma = inf paths (hardmax) use
-plain NumPy selections; they are only used with hand-set weights.
+differentiated through this very code. While autograd traces a softmax block
+(training), the block is one primitive with a hand-derived vector-Jacobian
+product, :func:`kmt_ref.core.gradients.softmax_attention` (the same numbers in
+another order of operations; :data:`HAND_VJP` = False lets autograd
+differentiate the plain code below instead). The gamma = inf paths (hardmax)
+use plain NumPy selections; they are only used with hand-set weights.
 """
 from __future__ import annotations
 
@@ -29,14 +33,20 @@ from dataclasses import dataclass, field
 
 import numpy as onp
 import autograd.numpy as np
-from autograd.tracer import getval
+from autograd.tracer import getval, isbox
 
 from ..validation import check_dropout
+from .gradients import dropped_entries, softmax_attention
 from .exact import (fast_layer_forward, hard_cross, is_disjoint_uniform, project, same_map, segment_mean,
                     self_attention_limit, used_rows)
 from .normalizers import HARD, get_normalizer
 
+#: differentiate a traced softmax block with the hand-derived VJP of :mod:`kmt_ref.core.gradients`;
+#: False lets autograd differentiate the plain path below, operation by operation (the tests compare)
+HAND_VJP = True
+
 __all__ = [
+    "HAND_VJP",
     "Block",
     "Sublayer",
     "FeedForward",
@@ -154,6 +164,10 @@ def attention(
 
     Notes
     -----
+    While autograd traces the block (training) with ``normalizer="softmax"``,
+    finite gamma and no ``options``, it is computed by the primitive
+    :func:`kmt_ref.core.gradients.softmax_attention`, whose backward pass is
+    derived by hand; dropout then draws the same masks from ``rng``.
     Hard normalizers (gamma = inf) use exact fast paths: a selection of
     columns (``hardmax``), a mean over the tied maximum set
     (``hardmax_average``), and for Euclidean self-attention with ``Q = K`` the
@@ -162,6 +176,15 @@ def attention(
     """
     check_dropout(dropout, rng)  # a clear error, not an AttributeError on rng=None
     options = dict(options or {})
+    q, r = Z.shape[-1], Zk.shape[-1]
+    big = chunk_size and q > chunk_size and r > chunk_size  # only an (r, q) matrix that is large
+    if (HAND_VJP and normalizer == "softmax" and score in ("euclidean", "dot") and not options and not return_weights
+            and not big and not isbox(gamma) and gamma < onp.inf
+            and any(isbox(x) for x in (Z, Zk, Q, K, V, bQ, bK, bV))):
+        # training: the same block as one primitive with a hand-derived VJP (kmt_ref.core.gradients)
+        shape = onp.broadcast_shapes(onp.shape(getval(Zk))[:-2], onp.shape(getval(Z))[:-2]) + (r, q)
+        drop = dropped_entries(rng, shape, dropout)
+        return softmax_attention(Z, Zk, Q, K, V, bQ, bK, bV, score, scale, gamma, dropout, drop, {})
     VZk = project(V, bV, Zk)  # (..., d_emb, r)
     hard = isinstance(normalizer, str) and normalizer in HARD
     rows, v_rows = used_rows(Q, K, V, bQ, bK, bV)  # the rows of the weights that can matter
@@ -171,9 +194,6 @@ def attention(
 
     KZk = project(K, bK, Zk, rows)  # (..., d_used, r)
     sigma = get_normalizer(normalizer)
-    q = Z.shape[-1]
-    r = Zk.shape[-1]
-    big = chunk_size and q > chunk_size and r > chunk_size  # only an (r, q) matrix that is large
     starts = list(range(0, q, chunk_size)) if big else [0]
     outs, Ws, Ss = [], [], []
     for a in starts:
@@ -369,9 +389,10 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
         then done in place where the exact path applies).
     exact : bool
         Take :func:`kmt_ref.core.exact.fast_layer_forward` when it applies (a
-        layer whose every block is at gamma = inf with selection weights): the
-        same numbers without (r, q) matrices. ``False`` forces the plain path
-        below (the tests compare the two).
+        hand-set layer with selection weights, at gamma = inf or with softmax
+        and linear blocks): the same numbers on plain NumPy, without (r, q)
+        matrices at gamma = inf. ``False`` forces the plain path below (the
+        tests compare the two).
 
     Returns
     -------
@@ -390,7 +411,7 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
     Sublayer("C", (Block("3", keys="X"), Block("4", keys="C")))]``.
     """
     if exact and not record:
-        fast = fast_layer_forward(params, Xbar, Cbar, layer, overwrite)
+        fast = fast_layer_forward(params, Xbar, Cbar, layer, overwrite, chunk_size)
         if fast is not None:
             return fast
     streams = {"X": Xbar, "C": Cbar}

@@ -20,15 +20,14 @@ without the (r, q) matrices; the functions here do that, and nothing else:
 :func:`is_disjoint_uniform`    recognises such a mean among computed weights (normmax, alpha = inf)
 :func:`selection`              W as a signed row selection: ``W Z`` is a view of rows of Z
 :func:`one_hot_columns`        the labels of exactly one-hot (or zero) columns, in one pass
-:func:`fast_layer_forward`     a whole gamma = inf layer with selection weights: no (r, q) matrix,
-                               block 3 by one-hot lookup in O(n), residual sums in place
+:func:`fast_layer_forward`     a whole hand-set layer with selection weights on plain NumPy: at
+                               gamma = inf no (r, q) matrix, block 3 by one-hot lookup in O(n);
+                               finite-gamma blocks on views (:func:`_soft_cross`); residual sums in place
 =============================  =================================================================
 
-Every shortcut is tested against the plain path on the shared case table
-(tests/core/test_exact.py, tests/core/test_exact_layer.py). They work on plain
-NumPy arrays; the autograd path
-(training) never takes them, except :func:`project`, which on that path is
-plainly ``W Z + b``.
+Every shortcut is tested against the plain path on the shared case table (tests/core/test_exact.py,
+tests/core/test_exact_layer.py). They work on plain NumPy arrays; the autograd path (training) never
+takes them, except :func:`project`, which on that path is plainly ``W Z + b``.
 """
 from __future__ import annotations
 
@@ -95,10 +94,9 @@ def project(W, b, Z, rows=None):
 def used_rows(Q, K, V, bQ=None, bK=None, bV=None):
     """The rows of ``Q, K`` that can change a score, and the rows of ``V`` that can be nonzero.
 
-    A row where Q, K and their biases are all zero adds ``0`` to every
-    projected query and key, so it adds nothing to any score (Euclidean or
-    dot); a zero row of V (and bV) writes 0. Returns ``(rows, v_rows)``, each a
-    slice or an index array (a slice when contiguous: a view, no copy);
+    A row where Q, K and their biases are all zero adds ``0`` to every projected query and key, so it
+    adds nothing to any score (Euclidean or dot); a zero row of V (and bV) writes 0. Returns
+    ``(rows, v_rows)``, each a slice or an index array (a slice when contiguous: a view, no copy);
     ``slice(None)`` on the autograd path.
     """
     if not (type(Q) is onp.ndarray and type(K) is onp.ndarray and type(V) is onp.ndarray):
@@ -114,9 +112,8 @@ def used_rows(Q, K, V, bQ=None, bK=None, bV=None):
 def same_map(Q, K, bQ=None, bK=None):
     """``Q = K`` and ``bQ = bK``: queries and keys are the same map of the same tokens.
 
-    Then in self-attention the Euclidean score ``-||K z_l - Q z_i||^2`` is
-    ``<= 0`` with equality exactly on the tokens equal to ``z_i`` under that
-    map (:func:`self_attention_limit`).
+    Then in self-attention the Euclidean score ``-||K z_l - Q z_i||^2`` is ``<= 0`` with equality
+    exactly on the tokens equal to ``z_i`` under that map (:func:`self_attention_limit`).
     """
     if not onp.array_equal(getval(Q), getval(K)):
         return False
@@ -224,10 +221,9 @@ def self_attention_limit(KZ, VZ, normalizer, want_weights=False):
 def segment_mean(top, VZk, v_rows):
     """Mean of the columns of VZk (d_v, r) over each query's key set, summed in key order.
 
-    ``top`` (r, q) is boolean with at most one True per row (every key serves
-    at most one query). The sums are accumulated key by key with
-    ``np.bincount``, the same arithmetic as :func:`kmt_ref.algorithms.lloyd.cluster_means`,
-    so a mean of the same points is bit-for-bit the same number.
+    ``top`` (r, q) is boolean with at most one True per row (every key serves at most one query). The
+    sums are accumulated key by key with ``np.bincount``, the same arithmetic as
+    :func:`kmt_ref.algorithms.lloyd.cluster_means`, so a mean of the same points is the same number.
     """
     q = top.shape[1]
     member = top.any(axis=1)  # (r,)
@@ -242,15 +238,15 @@ def segment_mean(top, VZk, v_rows):
 def is_disjoint_uniform(W):
     """True if W (r, q), not being differentiated, is a uniform mean over disjoint key sets.
 
-    That is: every column is ``1/m`` on ``m >= 1`` keys and 0 elsewhere, and no
-    key serves two queries. Such an attention is a plain mean, computed by
-    :func:`segment_mean` with the reference's arithmetic.
+    That is: every column is ``1/m`` on ``m >= 1`` keys and 0 elsewhere, and no key serves two queries.
+    Such an attention is a plain mean, computed by :func:`segment_mean` with the reference's arithmetic.
     """
-    if type(W) is not onp.ndarray or W.ndim != 2:
+    if type(W) is not onp.ndarray or W.ndim != 2 or W.shape[0] < W.shape[1]:  # q disjoint sets need q <= r keys
         return False
     top = W > 0
-    counts = top.sum(axis=0)
-    return bool(onp.all(counts > 0) and onp.all(top.sum(axis=1) <= 1) and onp.array_equal(W, top / counts))
+    counts = top.sum(axis=0)  # a total above r: some key serves two queries (checked first: one fast sum)
+    return bool(onp.all(counts > 0) and counts.sum() <= W.shape[0] and onp.all(top.sum(axis=1) <= 1)
+                and onp.array_equal(W, top / counts))
 
 
 def hard_cross(S, VZk, normalizer, v_rows=slice(None)):
@@ -359,7 +355,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale):
         if len(parts) != 1 or scale != 1.0:  # a division could create ties the selection must see
             return None
         idx = nearest_labels(QZ, keys[0])  # (q,) lowest-index argmax of the scores
-        return v_rows, onp.take(values[0], idx, axis=1)
+        return v_rows, values[0][:, idx]  # (fancy indexing gathers faster than take along axis 1)
     labels = one_hot_columns(keys[0])
     if labels is None or any(P.shape[-1] > CHUNK for P in parts[1:]):
         return None
@@ -387,6 +383,66 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale):
     return v_rows, out / counts
 
 
+def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
+    """Finite-gamma cross-attention of the queries Z over the keys P, on plain NumPy; ``(v_rows, out)`` or None.
+
+    The plain path's computation (:func:`kmt_ref.core.attention.attention`: the same query chunks, scores,
+    normalizer and product, or :func:`segment_mean`) on row views of the tokens, only for the rows V
+    writes. A product's rounding can depend on its number of rows, so the product with the weights keeps
+    the plain path's (d_emb, r) operand (the keys themselves when V selects rows in place); a product
+    with one-hot rows (block 1's values) is an exact lookup instead.
+    """
+    from .attention import scores_from_projections
+    from .normalizers import get_normalizer
+
+    selQ, selK, selV = selection(Q), selection(K), selection(V)
+    if selV is None:
+        return None
+    rows = used_rows(Q, K, V)[0]
+    QZ, KZk, VZk = _projected(Q, Z, selQ, rows), _projected(K, P, selK, rows), _projected(V, P, selV)
+    sigma = get_normalizer(blk.normalizer)
+    q, r = Z.shape[-1], P.shape[-1]
+    big = chunk_size and q > chunk_size and r > chunk_size
+    hot = one_hot_columns(VZk.T) if VZk.shape[1] <= CHUNK else None  # the row of each value row's 1, or -1
+    in_place = selV[2] == 1.0 and _same_rows(selV[0], selV[1], V.shape[0])
+    outs = []
+    for a in range(0, q, chunk_size) if big else [0]:
+        Qc = QZ[:, a : a + chunk_size] if big else QZ
+        if blk.score == "euclidean" and blk.normalizer == "softmax":
+            W = _euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
+        else:
+            W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
+        if is_disjoint_uniform(W):
+            outs.append(segment_mean(W > 0, VZk, slice(None)))
+        elif hot is not None:  # row hot[m] of W, 0 for hot[m] = -1; W itself when V's values are the identity
+            identity = onp.array_equal(hot, onp.arange(W.shape[0]))
+            outs.append(W if identity else onp.where((hot >= 0)[:, None], W[onp.maximum(hot, 0)], 0.0))
+        else:  # the plain path's product, with its (d_emb, r) operand
+            outs.append(onp.matmul(P if in_place else project(V, None, P), W)[selV[0]])
+    return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)
+
+
+def _euclidean_softmax(KZk, QZ, scale, gamma):
+    """``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``: the same operations
+    on the same numbers, in place in one (r, q) array instead of a new array per operation."""
+    from ..validation import check_score_max
+    S = onp.sum(KZk * KZk, axis=0)[:, None] + onp.sum(QZ * QZ, axis=0)[None, :]  # (r, q)
+    T = onp.matmul(KZk.T, QZ)
+    T *= 2.0
+    T -= S  # 2 k.q - (||k||^2 + ||q||^2) = -((||k||^2 + ||q||^2) - 2 k.q) exactly (a - b = -(b - a))
+    if scale != 1.0:
+        T /= scale
+    M = onp.max(T, axis=0, keepdims=True)
+    check_score_max(M, T, 0, who="softmax")
+    T -= M
+    T *= gamma
+    E = onp.zeros_like(T)  # exp(x) is +0 for x <= -1000 (e^x < 2^-1075): exp (slow there) only runs on the others
+    with onp.errstate(over="ignore"):
+        onp.exp(T, out=E, where=T > -1000.0)
+    E /= onp.sum(E, axis=0, keepdims=True)
+    return E
+
+
 def _hard_self(Z, Q, K, V):
     """gamma = inf Euclidean self-attention with Q = K, lowest-index hardmax (:func:`self_attention_limit`).
 
@@ -403,15 +459,17 @@ def _hard_self(Z, Q, K, V):
     return selV[0], _projected(V, Z, selV)[:, first]
 
 
-def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
-    """:func:`kmt_ref.core.attention.layer_forward` for layers that are exact at gamma = inf, or None.
+def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False, chunk_size=None):
+    """:func:`kmt_ref.core.attention.layer_forward` on plain NumPy for hand-set layers, or None.
 
     Applies when the tokens are plain 2-D arrays and every block is a
-    Euclidean attention with hard normalizer, no biases, no post-operation and
-    no dropout, whose V (and Q, K where a shortcut needs it) is a signed row
-    selection (:func:`selection`). Each block's output is computed only on the
-    rows V writes (:func:`_hard_self`, :func:`_hard_euclidean_cross`; a block
-    without shortcut is computed by :func:`~kmt_ref.core.attention.attention`),
+    Euclidean attention with hard normalizer, or (finite gamma) a Euclidean or
+    dot attention with ``softmax`` or ``linear``, with no biases, no
+    post-operation, no options and no dropout, whose V (and Q, K where a
+    shortcut needs it) is a signed row selection (:func:`selection`). Each
+    block's output is computed only on the rows V writes (:func:`_hard_self`,
+    :func:`_hard_euclidean_cross`, :func:`_soft_cross`; a block without
+    shortcut is computed by :func:`~kmt_ref.core.attention.attention`),
     and the residual sums are done in place, block by block in the layer's
     order: ``stream[rows] += out``, the very additions of the plain path on
     the rows where ``out`` is not 0 (elsewhere the plain path adds 0).
@@ -431,9 +489,11 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
         if isinstance(sub, FeedForward):
             return None
         for blk in sub.blocks:
-            if (blk.score != "euclidean" or blk.normalizer not in HARD or blk.post is not None or blk.dropout
-                    or blk.options or any(params.get(b + blk.name) is not None for b in ("bQ", "bK", "bV"))
-                    or type(params["V" + blk.name]) is not onp.ndarray):
+            hard = blk.normalizer in HARD and blk.score == "euclidean"
+            soft = blk.normalizer in ("softmax", "linear") and blk.gamma < onp.inf
+            if (not (hard or soft) or blk.post is not None or blk.dropout or blk.options
+                    or any(params.get(b + blk.name) is not None for b in ("bQ", "bK", "bV"))
+                    or any(type(params[m + blk.name]) is not onp.ndarray for m in "QKV")):
                 return None
     streams = {"X": Xbar if overwrite else Xbar.copy(), "C": Cbar if overwrite else Cbar.copy()}
     for sub in layer:
@@ -443,17 +503,20 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
             Q, K, V = (params[m + blk.name] for m in "QKV")
             parts = [streams[s] for s in blk.keys.split("+")]
             res = None
-            if blk.keys == sub.stream and blk.normalizer == "hardmax" and same_map(Q, K):
+            if blk.normalizer not in HARD:
+                if blk.keys != sub.stream and len(parts) == 1:
+                    res = _soft_cross(Z, parts[0], Q, K, V, blk, chunk_size)
+            elif blk.keys == sub.stream and blk.normalizer == "hardmax" and same_map(Q, K):
                 res = _hard_self(Z, Q, K, V)
             elif blk.keys != sub.stream:
                 res = _hard_euclidean_cross(Z, parts, Q, K, V, blk.normalizer, blk.scale)
             if res is None:  # no shortcut: the plain computation (dense, for small blocks)
                 Zk = parts[0] if len(parts) == 1 else onp.concatenate(parts, axis=-1)
                 res = (slice(None), attention(Z, Zk, Q, K, V, score=blk.score, normalizer=blk.normalizer,
-                                              gamma=blk.gamma, scale=blk.scale, self_attention=blk.keys == sub.stream))
+                                              gamma=blk.gamma, scale=blk.scale, self_attention=blk.keys == sub.stream,
+                                              chunk_size=chunk_size))
             outs.append(res)
-        # the outputs that are views of Z (sign * Z[in_rows]) are made arrays before Z changes, except
-        # -Z[rows] added first to its own rows: z + (-z) = +0 for every finite z, so those rows are set to 0
+        # views of Z (sign * Z[in_rows]) become arrays before Z changes; -Z[rows] first on its rows is +0
         adds, touched = [], []
         for rows, out in outs:
             if isinstance(out, tuple):
@@ -464,9 +527,16 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False):
                     out = sign * Z[in_rows]
             adds.append((rows, out))
             touched.append(rows)
-        for rows, out in adds:
+        zeroed = None  # rows set to +0 and not yet written: the next add to them is (+0) + out = out + 0.0
+        for rows, out in adds + [(None, None)]:
+            same = zeroed is not None and isinstance(rows, slice) and rows == zeroed
+            if zeroed is not None and (out is None or not same):
+                Z[zeroed], zeroed = 0.0, None
             if out is None:
-                Z[rows] = 0.0
+                zeroed = rows
+            elif same:
+                onp.add(out, 0.0, out=Z[rows])  # one pass instead of two
+                zeroed = None
             else:
                 Z[rows] += out
     return streams["X"], streams["C"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..frame import Frame, data_frame
-from ..trace import ClusteringTrace, frame_objective
+from ..trace import ClusteringTrace, argmax_columns, frame_objective
 from ..validation import as_centers, as_points, check_count
 from .attention import Sublayer, layer_forward
 from .exact import one_hot_columns
@@ -195,7 +195,7 @@ def prepare(X, C0, n_layers, use_frame=True):
 
 
 def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, chunk_size=1024,
-               check_nonempty=False, embed_points=None, frame=None):
+               check_nonempty=False, embed_points=None, frame=None, nearest_readout=False):
     """Run ``n_layers`` shared-weight layers and collect a :class:`ClusteringTrace`.
 
     Parameters
@@ -219,6 +219,14 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         The data frame X and C0 are in (:func:`prepare`); the trace's centers
         and objective are read out of it. Default: the identity. Recorded
         tokens (``record=True``) stay in the frame.
+    nearest_readout : bool
+        The caller guarantees (a theorem about its weights) that whenever
+        every y_i is exactly one-hot after layer t+1, the labels read out are
+        :func:`kmt_ref.trace.nearest_labels` ``(X, centers[t])``. The
+        objective of ``centers[t]`` is then computed from those labels,
+        ``frame_objective(X, centers[t], labels[t])``: the same terms summed in
+        the same order as ``frame_objective(X, centers[t])``, without its
+        second nearest-center search.
 
     Returns
     -------
@@ -244,7 +252,7 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         if hot is not None and hot.min() >= 0:
             labels[t], one_hot[t] = hot, n
         else:
-            labels[t] = np.argmax(Y, axis=0)
+            labels[t] = argmax_columns(Y)  # np.argmax(Y, axis=0), faster along the short axis
             one_hot[t] = int(np.sum(np.all((Y == 0) | (Y == 1), axis=0) & (np.sum(Y == 1, axis=0) == 1)))
         if check_nonempty:
             empty = np.flatnonzero(np.sum(Y, axis=1) == 0)
@@ -256,7 +264,10 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
                 )
         centers[t + 1] = emb.centers(Cbar)
     frame = frame or Frame(np.zeros(d), 0)
-    J = np.array([frame_objective(X, centers[t]) for t in range(n_layers + 1)])  # (T+1,) in the frame
+    known = [nearest_readout and t < n_layers and one_hot[t] == n for t in range(n_layers + 1)]
+    x_sq = np.sum(X * X, axis=0)  # (n,) once for every search (nearest_labels computes the same numbers)
+    J = np.array([frame_objective(X, centers[t], labels[t] if known[t] else None, x_sq)
+                  for t in range(n_layers + 1)])  # (T+1,) in the frame
     Y_final = emb.assignments(Xbar) if n_layers else None
     return ClusteringTrace(
         centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J), assignments=Y_final,

@@ -34,7 +34,12 @@ in the generic layer (:mod:`kmt_ref.attention`):
 - keep squared distances (no ``sqrt`` at 0).
 
 Training runs in float32 (as the authors' PyTorch code does; the gradient is
-checked in float64 by the tests, with the same code).
+checked in float64 by the tests, with the same code). autograd does not
+differentiate the blocks' softmax attention operation by operation: each block
+is one primitive whose backward pass is derived by hand,
+:func:`kmt_ref.core.gradients.softmax_attention` (the derivation is its
+module's docstring; tests/core/test_gradients.py checks it against autograd's
+own gradient of the plain code).
 """
 from __future__ import annotations
 

@@ -362,3 +362,20 @@ def test_only_lloyd_reseeds():
     from kmt_ref.algorithms.trimmed import trimmed_kmeans
     with pytest.raises(ValueError, match=r"empty='reseed' should be one of \['keep'\]"):
         trimmed_kmeans(np.zeros((1, 3)), np.zeros((1, 1)), 1, 0.1, empty="reseed")
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c[0])
+@pytest.mark.parametrize("record", [False, True])
+def test_objective_from_the_read_out_labels_is_the_searched_one(case, record):
+    """At gamma = inf the objective of centers[t] is computed from the labels read out after layer t+1
+    (run_layers(nearest_readout=True)); bit for bit the objective with its own nearest-center search."""
+    from kmt_ref.algorithms.lloyd import lloyd_layer
+    from kmt_ref.core.tokens import prepare, run_layers
+
+    _, X, C0 = case
+    Xf, Cf, n_layers, frame = prepare(X, C0, 4)
+    params, emb = lloyd_weights(*Cf.shape)
+    runs = [run_layers(Xf, params, lloyd_layer(), emb, Cf, n_layers, frame=frame, record=record, nearest_readout=flag)
+            for flag in (False, True)]
+    np.testing.assert_array_equal(runs[1].objective, runs[0].objective)
+    np.testing.assert_array_equal(runs[1].objective, kmeans_transformer(X, C0, 4, record=record).objective)

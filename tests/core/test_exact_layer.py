@@ -6,6 +6,8 @@ one-hot key lookup, residual sums in place) and ``exact=False`` (the plain
 path of kmt_ref/core/attention.py), and the tokens must be the same numbers
 at every layer.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 from cases import all_cases
@@ -18,23 +20,43 @@ from kmt_ref.trace import CHUNK, nearest_center, nearest_labels
 CASES = all_cases()
 
 
-@pytest.mark.parametrize("center_update", ["euclidean", "linear"])
+#: (gamma, center_update, gamma_reset): Theorem 2.1 at gamma = inf, the authors' finite-gamma circuit
+#: (gamma = 1e4, identity resets, linear block 3), softmax blocks at moderate gamma, finite resets
+LAYERS = [(np.inf, "euclidean", np.inf), (np.inf, "linear", np.inf), (1e4, "linear", np.inf),
+          (3.0, "linear", np.inf), (3.0, "euclidean", np.inf), (np.inf, "euclidean", 5.0)]
+
+
+@pytest.mark.parametrize("gamma,center_update,gamma_reset", LAYERS, ids=[f"{g}-{c}-{r}" for g, c, r in LAYERS])
 @pytest.mark.parametrize("name,X,C0", CASES, ids=[c[0] for c in CASES])
-def test_exact_layer_equals_the_plain_path(name, X, C0, center_update):
+def test_exact_layer_equals_the_plain_path(name, X, C0, gamma, center_update, gamma_reset):
     params, emb = lloyd_weights(X.shape[0], C0.shape[1], center_update)
-    layer = lloyd_layer(center_update=center_update)
+    layer = lloyd_layer(gamma, gamma_reset, center_update=center_update)
     Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
     Xb, Cb = Xa.copy(), Ca.copy()
     for t in range(4):
-        fast = fast_layer_forward(params, Xa, Ca, layer)
-        if center_update == "linear":  # block 3 is linear attention: no exact layer, the plain path runs
-            assert fast is None
-            return
-        assert fast is not None, "the Lloyd layer at gamma = inf must take the exact path"
-        plain = layer_forward(params, Xb, Cb, layer, exact=False)
+        fast = fast_layer_forward(params, Xa, Ca, layer, chunk_size=7)  # several query chunks where r > 7 too
+        assert fast is not None, "a hand-set layer with selection weights must take the plain-NumPy path"
+        plain = layer_forward(params, Xb, Cb, layer, exact=False, chunk_size=7)
         for a, b, what in zip(fast, plain, ("Xbar", "Cbar")):
             np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
         Xa, Ca, Xb, Cb = fast[0], fast[1], plain[0], plain[1]
+
+
+def test_finite_block_with_one_hot_values_that_are_not_the_identity():
+    """V1 selects only some of the centers' one-hot rows: each output row is a row of the weights, or 0."""
+    _, X, C0 = CASES[8]
+    params, emb = lloyd_weights(X.shape[0], C0.shape[1], "linear")
+    V1 = params["V1"].copy()
+    rows = np.flatnonzero(V1.any(axis=1))
+    V1[rows[1]] = 0.0  # the selection loses one row
+    params = dict(params, V1=V1)
+    layer = lloyd_layer(3.0, center_update="linear")
+    Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
+    fast = fast_layer_forward(params, Xa.copy(), Ca.copy(), layer)
+    assert fast is not None
+    plain = layer_forward(params, Xa.copy(), Ca.copy(), layer, exact=False)
+    for a, b in zip(fast, plain):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_exact_layer_does_not_touch_its_input_unless_allowed():
@@ -53,7 +75,9 @@ def test_exact_layer_does_not_touch_its_input_unless_allowed():
 def test_exact_layer_declines_what_it_cannot_do_exactly():
     params, emb = lloyd_weights(2, 3)
     Xbar, Cbar = emb.embed_points(np.eye(2, 5)), emb.embed_centers(np.eye(2, 3))
-    assert fast_layer_forward(params, Xbar, Cbar, lloyd_layer(gamma=10.0)) is None  # softmax block 1
+    stochastic = tuple(type(sub)(sub.stream, tuple(dataclasses.replace(b, normalizer="gumbel", gamma=1.0)
+                                                   for b in sub.blocks)) for sub in lloyd_layer())
+    assert fast_layer_forward(params, Xbar, Cbar, stochastic) is None  # a normalizer that draws random numbers
     assert fast_layer_forward(params, Xbar[None], Cbar[None], lloyd_layer()) is None  # a batch
     biased = dict(params, bQ1=np.ones(emb.d_emb))
     assert fast_layer_forward(biased, Xbar, Cbar, lloyd_layer()) is None
@@ -92,6 +116,46 @@ def test_nearest_labels_equal_the_dense_argmin(n):
     np.testing.assert_array_equal(nearest_labels(X, C), nearest_center(X, C)[0])
     Xr = rng.normal(size=(5, n))
     np.testing.assert_array_equal(nearest_labels(Xr, Xr[:, :1].repeat(3, 1)), np.zeros(n, dtype=int))
+
+
+def test_argmin_columns_is_numpys_argmin():
+    """The lowest index of each column's minimum, ties and NaN columns included (trace._argmin_columns)."""
+    from kmt_ref.trace import _argmin_columns
+
+    rng = np.random.default_rng(0)
+    for k in (1, 2, 5, 40):
+        D = rng.integers(0, 3, (k, 300)).astype(float)  # many ties
+        D[:, 7] = 0.0  # all tied
+        D[-1, 8] = -0.0  # -0.0 ties with 0.0
+        for nan_col in (None, 11):
+            if nan_col is not None:
+                D[k // 2, nan_col] = np.nan
+            rank = (k - np.arange(k))[:, None].astype(np.int16)
+            got = _argmin_columns(D, np.empty(D.shape, bool), rank)
+            np.testing.assert_array_equal(got, np.argmin(D, axis=0))
+
+
+def test_argmax_columns_is_numpys_argmax():
+    from kmt_ref.trace import argmax_columns
+
+    rng = np.random.default_rng(1)
+    A = rng.integers(0, 3, (6, 2 * CHUNK + 3)).astype(float)  # ties, several chunks
+    A[:, 5] = 1.0
+    np.testing.assert_array_equal(argmax_columns(A), np.argmax(A, axis=0))
+    A[2, CHUNK + 7] = np.nan  # numpy's argmax returns the first NaN
+    np.testing.assert_array_equal(argmax_columns(A), np.argmax(A, axis=0))
+
+
+@pytest.mark.parametrize("case", all_cases()[::5], ids=lambda c: c[0])
+def test_nearest_labels_and_objective_on_the_case_table(case):
+    """Labels of the chunked pass = the dense argmin; its objective = the direct distances to them."""
+    from kmt_ref.trace import frame_objective
+
+    _, X, C0 = case
+    labels, J = nearest_labels(X, C0, objective=True)
+    dense = nearest_center(X, C0)[0]
+    np.testing.assert_array_equal(labels, dense)
+    assert J == frame_objective(X, C0, dense)
 
 
 def test_duplicate_groups_all_distinct_takes_the_short_cut():
