@@ -113,10 +113,15 @@ def _chunks(n):
 def nearest_labels(X, C, x_sq=None, objective=False):
     """The labels of :func:`nearest_center`, computed CHUNK points at a time.
 
-    Every squared distance is the same floating-point number as in
-    :func:`squared_distances` (``(||x||^2 + ||c||^2) - 2 c.x``, the same
-    operations in the same order), so the labels are the same; but the (k, n)
-    matrix is never formed: memory O(k CHUNK), and each block stays in cache.
+    Every squared distance is the expression of :func:`squared_distances`
+    (``(||x||^2 + ||c||^2) - 2 c.x``, the same operations in the same order),
+    but the (k, n) matrix is never formed: memory O(k CHUNK), and each block
+    stays in cache. The products ``c.x`` are taken block by block; a BLAS
+    kernel may round a block's product differently from the full one in the
+    last bit (not seen here: tests/core/test_exact_layer.py), which
+    can only move a label at a near-tie. Lloyd (:func:`kmt_ref.lloyd`) and every
+    circuit at gamma = inf call this one function, so their bit-for-bit
+    equality does not rest on that.
 
     Parameters
     ----------
