@@ -44,9 +44,12 @@ What kmt_ref adds, each the project's own and marked **(open)**:
   ``tie="average"`` is the true gamma -> inf limit of the softmax: a tied
   point gets ``y = (b_j + b_l)/2``, which is no code at all; it is at code
   distance ``Hamming(j, l)/4 > 0`` from every code, so it drops out of every
-  cluster that has members. No choice of weights can repair that in one
-  layer: the averaging limit has already lost which of the tied centers is
-  the lowest index (the one-hot construction loses it the same way).
+  cluster that has members (the one-hot construction loses it the same
+  way). With binary codes the loss is final for any later block that reads
+  the code slot only: the mean of the tied codes does not determine their
+  lowest index (``{00, 11}`` and ``{01, 10}`` have the same mean, lowest
+  indices 0 and 1). Whether a block that also reads the data rows could
+  repair it is **(open)**; the lowest-index hardmax makes the question moot.
 
 Why no flag row is needed here but one is with one-hot codes: with one-hot
 codes point and center tokens of one cluster carry the same ``e_j``; an
