@@ -148,7 +148,7 @@ def fig_binary_cost(path, csv_path=COST_CSV):
         axes[2].plot(r["k"], r["model_peak_mb"], **style[emb])
     for emb, ms in FOLLOW_UP_GPU_MS.items():
         axes[1].plot([1000], [ms], marker="*", ms=13, color=style[emb]["color"], ls="none",
-                     label=f"{emb}: follow-up's GPU, k = 1000")
+                     label=f"{emb}: follow-up's GPU, k = 1000 (their n, batch)")
     n = int(res["binary"]["n"][0])
     titles = ("parameters 12 (d_emb^2 + d_emb)", f"forward time, one task, n = {n} (ms, this CPU)",
               "peak memory of the model forward (MB)")
