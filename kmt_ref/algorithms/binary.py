@@ -51,6 +51,13 @@ What kmt_ref adds, each the project's own and marked **(open)**:
   indices 0 and 1). Whether a block that also reads the data rows could
   repair it is **(open)**; the lowest-index hardmax makes the question moot.
 
+How few rows the decoder needs: at gamma = inf block 3 only needs k distinct
+codes with a margin, so ``ceil(log2 k)`` is the fewest rows of 0/1 codes; with
+real codes one row would do (scalar codes ``0, ..., k-1``, 1 apart), but the
+average of two scalar codes can be a code (``(0 + 2)/2 = 1``), so a tie under
+the averaging hardmax lands in a third cluster, where a binary average (some
+bit 1/2) is never a code (notebook 05, exercises 05.2 and 05.3).
+
 Why no flag row is needed here but one is with one-hot codes: with one-hot
 codes point and center tokens of one cluster carry the same ``e_j``; an
 affine map with biases (the model class) cannot tell them apart by their
