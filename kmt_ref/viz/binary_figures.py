@@ -11,6 +11,9 @@
    k at d = 32, one-hot against binary, drawn from the committed benchmark
    output :data:`COST_CSV` (``python benchmarks/bench_binary.py --out ...``),
    beside the follow-up's GPU numbers at k = 1000 as issue 13 quotes them.
+3. :func:`fig_binary_training` — the trained binary model beside the one-hot
+   and d-only ones: validation curves and the 20-step evaluation on the same
+   320 tasks, from the committed models and stored evaluations.
 """
 from __future__ import annotations
 
@@ -26,7 +29,7 @@ from ..core.tokens import prepare, run_layers, with_block
 from .plotting import save_png
 
 __all__ = ["LEAK_VARIANTS", "LEAK_MODES", "plain_onehot_transformer", "finite_gamma_leak", "fig_binary_finite_gamma",
-           "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "fig_binary_cost"]
+           "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "fig_binary_cost", "fig_binary_training"]
 
 
 def plain_onehot_transformer(X, C0, n_layers, gamma=np.inf, gamma_update=None):
@@ -159,5 +162,36 @@ def fig_binary_cost(path, csv_path=COST_CSV):
         ax.set_title(title, fontsize=10)
     axes[0].legend(fontsize=8)
     axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return save_png(fig, path)
+
+
+# --------------------------------------------------------------------------
+# Learning with binary codes
+# --------------------------------------------------------------------------
+def fig_binary_training(path):
+    """Write the learning figure: validation score during training and the 20-step evaluation, binary beside one-hot.
+
+    Reads the committed models ``paper`` (one-hot), ``paper_d_only`` and
+    ``paper_binary`` (kmt_ref/models/), the stored evaluation of the first two
+    (``evaluation.npz``) and of the binary model (``evaluation_binary.npz``,
+    written by ``python -m kmt_ref evaluate kmt_ref/models/paper_binary.npz --save ...``):
+    the same 320 seeded tasks.
+    """
+    from ..learning import MODELS_DIR, load_checkpoint, load_evaluation, setting_label
+    from .learning_figures import plot_evaluation_curves, plot_training_history
+
+    cks = {name: load_checkpoint(MODELS_DIR / f"{name}.npz") for name in ("paper", "paper_d_only", "paper_binary")}
+    labels = {"paper": "one-hot, d_emb = 42", "paper_d_only": "d-only, d_emb = 32", "paper_binary": "binary, d_emb = 36"}
+    key = setting_label("random", 512, "normal")
+    ev = load_evaluation(MODELS_DIR / "evaluation.npz")[0][key]
+    evb = load_evaluation(MODELS_DIR / "evaluation_binary.npz")[0][key]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.3))
+    plot_training_history({f"{labels[n]} ({c.step} steps)": c.history for n, c in cks.items()}, "val", axes[0])
+    axes[0].set_title("validation score during training (objective after the layer / after one Lloyd step)",
+                      fontsize=9)
+    plot_evaluation_curves({"Lloyd": ev["lloyd"], labels["paper"]: ev["paper"], labels["paper_d_only"]: ev["paper_d_only"],
+                            labels["paper_binary"]: evb["paper_binary"]}, axes[1],
+                           title=f"{ev['lloyd'].shape[0]} tasks, d = 32, k = 10, n = 512 (band: min-max)")
     fig.tight_layout()
     return save_png(fig, path)

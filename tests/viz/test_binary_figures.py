@@ -39,3 +39,23 @@ def test_figures_write_a_png(tmp_path):
     res = F.read_cost_csv(path)
     np.testing.assert_array_equal(res["binary"]["d_emb"], [35, 39])
     assert F.fig_binary_cost(tmp_path / "cost.png", path).stat().st_size > 10_000
+
+
+def test_training_figure_from_stored_models(tmp_path, monkeypatch):
+    import dataclasses
+
+    import kmt_ref.learning as learning
+    from kmt_ref.learning import train
+    from learning_cases import TINY
+
+    for name, emb in (("paper", "onehot"), ("paper_d_only", "none"), ("paper_binary", "binary")):
+        train(dataclasses.replace(TINY, steps=10, embedding=emb), seed=0, out=tmp_path / f"{name}.npz",
+              log=lambda s: None)
+    rng = np.random.default_rng(0)
+    key = learning.setting_label("random", 512, "normal")
+    learning.save_evaluation(tmp_path / "evaluation.npz", {key: {"lloyd": rng.random((4, 21)), "paper": rng.random((4, 21)),
+                                                                 "paper_d_only": rng.random((4, 21))}})
+    learning.save_evaluation(tmp_path / "evaluation_binary.npz", {key: {"lloyd": rng.random((4, 21)),
+                                                                        "paper_binary": rng.random((4, 21))}})
+    monkeypatch.setattr(learning, "MODELS_DIR", tmp_path)
+    assert F.fig_binary_training(tmp_path / "train.png").stat().st_size > 10_000
