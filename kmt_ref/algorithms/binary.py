@@ -62,8 +62,9 @@ Why no flag row is needed here but one is with one-hot codes: with one-hot
 codes point and center tokens of one cluster carry the same ``e_j``; an
 affine map with biases (the model class) cannot tell them apart by their
 code alone unless the code slots differ, and a shift ``beta 1`` on the
-points' slot does exactly that. The same shift works for one-hot codes; the
-flag is kmt_ref's older choice there.
+points' slot does exactly that. The same shift works for one-hot codes
+(k beta^2 < 2 suffices there; tested on the case table); the flag row is
+kmt_ref's older choice for Theorem 2.1.
 """
 from __future__ import annotations
 

@@ -205,3 +205,17 @@ def test_bad_sizes_and_policies_name_the_argument():
         code_lloyd(np.zeros((1, 3)), np.zeros((1, 2)), 1, empty="keep2")
     with pytest.raises(ValueError, match="C0"):
         binary_transformer(np.zeros((1, 3)), np.zeros((2, 2)), 1)
+
+
+def test_the_same_shift_keeps_empty_clusters_with_one_hot_codes_too():
+    """The module's remark: no flag row is needed with one-hot codes either (shift by beta, keys X + C)."""
+    from kmt_ref.core.tokens import projector
+    for name, X, C0 in CASES[::5] + [c for c in CASES if c[0].startswith(("empty", "identical", "tie"))]:
+        Xf, Cf, _, frame = prepare(X, C0, N_LAYERS)
+        params, emb = lloyd_weights(Xf.shape[0], Cf.shape[1], "linear")  # layout (x, y): no flag row
+        shift = code_shift(Cf.shape[1]) * np.diag(projector(emb, "y"))
+        params = dict(params, bV1=shift, bQ3=shift.copy())
+        tr = run_layers(Xf, params, lloyd_layer(frame.gamma(np.inf)), emb, Cf, N_LAYERS, frame=frame)
+        ref = lloyd(X, C0, N_LAYERS)
+        np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=name)
+        np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=name)
