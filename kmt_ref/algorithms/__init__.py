@@ -9,6 +9,7 @@
 :mod:`.robust`         robust k-means (sparsemax in block 3; the authors' rule)
 :mod:`.kmedoids`       randomized k-medoids (hard Gumbel attention in block 3)
 :mod:`.sparse_update`  what trimmed, robust and k-medoids share: block 3 over the members only
+:mod:`.binary`         the follow-up's leaner circuit: binary codes, ``d_emb = d + ceil(log2 k)``
 =====================  ==========================================================
 
 Every module's ``__all__`` is this package's (and :mod:`kmt_ref`'s): a new

@@ -17,7 +17,7 @@ difficulty, minutes, learning objective, whether it is checked); the table in
 """
 from __future__ import annotations
 
-from . import nb01, nb02, nb03, nb04  # noqa: F401  (each registers its notebook's exercises)
+from . import nb01, nb02, nb03, nb04, nb05  # noqa: F401  (each registers its notebook's exercises)
 from ._registry import KINDS, NOTEBOOKS, REGISTRY, Exercise, Wrong
 
 __all__ = ["EXERCISES", "Exercise", "KINDS", "NOTEBOOKS", "check", "report", "table", "Wrong"]

@@ -25,6 +25,7 @@ NOTEBOOKS = {
     "02": "02_dot_product_and_variants",
     "03": "03_sparse_and_sampling_variants",
     "04": "04_learning_to_cluster",
+    "05": "05_leaner_binary_codes",
 }
 
 

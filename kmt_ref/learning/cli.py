@@ -36,7 +36,7 @@ from .tasks import FAMILIES, INITS
 from .training import train, tune_malloc
 
 _FIELD_HELP = {
-    "n": "points per task", "d": "dimension", "k": "clusters", "embedding": "token layout (onehot | none = d-only ablation)",
+    "n": "points per task", "d": "dimension", "k": "clusters", "embedding": "token layout (onehot | none = d-only ablation | binary codes)",
     "batch": "tasks per step", "steps": "optimisation steps", "lr": "Adam learning rate",
     "lr_decay": "learning-rate factor on a plateau", "patience": "evaluations without improvement before decaying",
     "eval_every": "steps between validation evaluations", "n_val": "fixed validation tasks",

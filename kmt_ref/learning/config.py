@@ -25,8 +25,9 @@ class TrainConfig:
     ----------
     n, d, k : int
         Points per task, dimension, clusters (paper: 512, 32, 10).
-    embedding : {"onehot", "none"}
-        ``"onehot"``: ``d_emb = d + k`` (paper); ``"none"``: the d-only ablation.
+    embedding : {"onehot", "none", "binary"}
+        ``"onehot"``: ``d_emb = d + k`` (paper); ``"none"``: the d-only ablation;
+        ``"binary"``: the follow-up's codes, ``d_emb = d + ceil(log2 k)``.
     batch : int
         Tasks per step (32).
     steps : int

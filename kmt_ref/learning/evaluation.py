@@ -67,7 +67,7 @@ def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_
     C0 : ndarray, shape (B, d, k)
     n_steps : int
         T (20 in the paper's evaluation).
-    embedding : {"onehot", "none"}
+    embedding : {"onehot", "none", "binary"}
     dtype : str
         Arithmetic of the forward pass (objectives are computed in float64).
     task_chunk : int
@@ -140,7 +140,7 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     ----------
     params : dict
         Trained weights (for this d, k and embedding).
-    embedding : {"onehot", "none"}
+    embedding : {"onehot", "none", "binary"}
     n_tasks : int
         Seeded evaluation tasks (320 in the paper).
     n, d, k : int

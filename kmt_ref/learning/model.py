@@ -10,8 +10,11 @@ Q, K, V learned, with biases::
 Euclidean scores divided by ``sqrt(d_emb)``, gamma = 1, softmax in every block,
 optional attention dropout (0.01 in the paper's training). Token layout: the
 paper's ``Xbar = [X; Y]`` with ``Y = 0`` and ``Cbar = [C; I_k]``
-(``embedding="onehot"``, ``d_emb = d + k``, no type-flag row), or the d-only
-ablation ``Xbar = X``, ``Cbar = C`` (``embedding="none"``, ``d_emb = d``).
+(``embedding="onehot"``, ``d_emb = d + k``, no type-flag row), the d-only
+ablation ``Xbar = X``, ``Cbar = C`` (``embedding="none"``, ``d_emb = d``), or
+the follow-up's binary codes (arXiv 2610.09760; :mod:`kmt_ref.algorithms.binary`)
+``Xbar = [X; 0]``, ``Cbar = [C; B_k]`` (``embedding="binary"``,
+``d_emb = d + ceil(log2 k)``).
 At d = 32, k = 10: 12 (42^2 + 42) = 21,672 parameters.
 
 This module holds the parameters (:func:`init_params`), the layer description
@@ -48,19 +51,22 @@ import math
 import numpy as onp
 
 from .. import Block, Sublayer, layer_forward
+from .. import binary_codes, code_length
 
 __all__ = ["EMBEDDINGS", "BLOCKS", "d_emb_of", "init_params", "model_layer", "embed_batch", "model_step",
            "attention_maps"]
 
-#: token layouts: the paper's one-hot scratch rows, or the d-only ablation
-EMBEDDINGS = ("onehot", "none")
+#: token layouts: the paper's one-hot scratch rows, the d-only ablation, the follow-up's binary codes
+EMBEDDINGS = ("onehot", "none", "binary")
 
 #: the four attention blocks of the layer and their parameter names
 BLOCKS = ("1", "2", "3", "4")
 
 
 def d_emb_of(d, k, embedding):
-    """Token width: ``d + k`` (one-hot scratch rows) or ``d`` (ablation)."""
+    """Token width: ``d + k`` (one-hot scratch rows), ``d`` (ablation) or ``d + ceil(log2 k)`` (binary codes)."""
+    if embedding == "binary":
+        return d + code_length(k)
     return d + k if embedding == "onehot" else d
 
 
@@ -102,7 +108,9 @@ def model_layer(d_emb, dropout=0.0):
 def embed_batch(X, C, embedding="onehot"):
     """Batched tokens: ``Xbar = [X; 0]`` (B, d+k, n) and ``Cbar = [C; I_k]`` (B, d+k, k).
 
-    With ``embedding="none"`` the tokens are the data and centers themselves.
+    With ``embedding="none"`` the tokens are the data and centers themselves;
+    with ``embedding="binary"`` the scratch rows are the follow-up's codes,
+    ``Xbar = [X; 0]`` (B, d+m, n) and ``Cbar = [C; B_k]`` (B, d+m, k).
     This is the batched form of :class:`kmt_ref.constructions.Embedding` with
     layout ``("x", "y")``; the re-embedding between evaluation steps calls it
     on the new centers (Y reset to 0).
@@ -111,8 +119,10 @@ def embed_batch(X, C, embedding="onehot"):
         return X, C
     B, d, n = X.shape
     k = C.shape[-1]
-    Xbar = onp.concatenate([X, onp.zeros((B, k, n), X.dtype)], axis=1)  # (B, d+k, n)
-    Cbar = onp.concatenate([C, onp.broadcast_to(onp.eye(k, dtype=C.dtype), (B, k, k))], axis=1)  # (B, d+k, k)
+    codes = binary_codes(k) if embedding == "binary" else onp.eye(k)  # (m, k): B_k, or I_k
+    m = codes.shape[0]
+    Xbar = onp.concatenate([X, onp.zeros((B, m, n), X.dtype)], axis=1)  # (B, d+m, n)
+    Cbar = onp.concatenate([C, onp.broadcast_to(codes.astype(C.dtype), (B, m, k))], axis=1)  # (B, d+m, k)
     return Xbar, Cbar
 
 
@@ -124,7 +134,7 @@ def model_step(params, X, C, embedding="onehot", dropout=0.0, rng=None):
     params : dict
     X : ndarray, shape (B, d, n)
     C : ndarray, shape (B, d, k)
-    embedding : {"onehot", "none"}
+    embedding : {"onehot", "none", "binary"}
     dropout : float
         Attention dropout (needs ``rng``); 0 at evaluation.
     rng : numpy.random.Generator or None

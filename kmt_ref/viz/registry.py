@@ -21,6 +21,9 @@ FIGURES = [
     ("fig4_variants_outliers.png", "kmt_ref.viz.variant_figures:figure_variants_outliers"),
     ("fig5_training.png", "kmt_ref.viz.learning_figures:fig5_training"),
     ("fig6_learned_weights.png", "kmt_ref.viz.learning_figures:fig6_learned_weights"),
+    ("fig_binary_finite_gamma.png", "kmt_ref.viz.binary_figures:fig_binary_finite_gamma"),
+    ("fig_binary_cost.png", "kmt_ref.viz.binary_figures:fig_binary_cost"),
+    ("fig_binary_training.png", "kmt_ref.viz.binary_figures:fig_binary_training"),
 ]
 
 

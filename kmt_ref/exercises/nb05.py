@@ -1,0 +1,138 @@
+"""Exercises of notebook 05: the leaner transformer with binary codes (the follow-up, arXiv 2610.09760).
+
+Each checker computes the right answer with kmt_ref itself on small inputs (a
+few milliseconds each). The premises, as measured (tests/exercises/test_nb05.py
+re-measures them):
+
+- 05.2: against center j's query, block 3 scores a non-member point at most -1
+  with binary codes (some code differs in one bit) and exactly -2 with one-hot
+  codes.
+- 05.3: with scalar codes 0, 1, 2 in one row (``d_emb = d + 1``) and the
+  averaging hardmax in block 1, the point x = 0 tied between centers -1 (code
+  0) and 1 (code 2) writes y = 1, the code of center 1: it joins cluster 1,
+  whose center moves to (0 + 10 + 11) / 3 = 7. Binary codes write (0, 1/2),
+  no code: the point drops out ([[-2, 10.5, 2]]); Lloyd gives [[-1, 10.5, 2]].
+- 05.4: on the toy example (k = 3, m = 2) with block 3 at gamma = 10 and block 1
+  exact, the largest center error after one layer is 1.24e-4 with binary codes
+  against 1.24e-8 with one-hot codes: a ratio of about 1.0e4, of the order of
+  exp(10) = 2.2e4 (a non-member at code distance 1 against 2).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..algorithms.binary import binary_codes, binary_layer, binary_transformer, binary_weights
+from ..algorithms.lloyd import lloyd, lloyd_layer, lloyd_weights
+from ..core.attention import layer_forward
+from ..core.tokens import prepare, run_layers, with_block
+from ..data import toy_data
+from ._registry import Wrong, as_array, as_float, expect, exercise
+
+__all__ = []
+
+#: the tie of exercise 05.3: x = 0 is halfway between the centers -1 (index 0) and 1 (index 2)
+X_TIE = np.array([[0.0, -2.0, 2.0, 10.0, 11.0]])
+C0_TIE = np.array([[-1.0, 10.0, 1.0]])
+
+
+def _call(fn, *args):
+    """fn(*args), any exception turned into a hint."""
+    expect(callable(fn), f"expected a function, got {type(fn).__name__}")
+    try:
+        return fn(*args)
+    except Exception as err:  # noqa: BLE001 (a student's function may raise anything)
+        raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None
+
+
+def scalar_code_centers(X, C0, tie="average"):
+    """One layer of the follow-up's circuit with scalar codes ``0, 1, ..., k-1`` in a single row."""
+    k = C0.shape[1]
+    params, _ = binary_weights(X.shape[0], 2, "nearest_code")  # m = 1: the projectors of a one-row slot
+    Xbar = np.vstack([X, np.zeros((1, X.shape[1]))])  # (d + 1, n)
+    Cbar = np.vstack([C0, np.arange(float(k))[None, :]])  # (d + 1, k)
+    _, Cb = layer_forward(params, Xbar, Cbar, binary_layer(empty="nearest_code", tie=tie))
+    return Cb[:-1]  # (d, k)
+
+
+def leak_ratio(gamma=10.0):
+    """Largest center error after one layer (block 3 at ``gamma``), binary over one-hot, on the toy example."""
+    X, C0 = toy_data(19)
+    ref = lloyd(X, C0, 1).centers[1]
+    eb = np.max(np.abs(binary_transformer(X, C0, 1, gamma_update=gamma, empty="nearest_code").centers[1] - ref))
+    Xf, Cf, _, frame = prepare(X, C0, 1)
+    params, emb = lloyd_weights(2, 3, "linear")  # the paper's layout [x; y], K3 = P_Y, no flag
+    layer = with_block(lloyd_layer(np.inf, np.inf, "euclidean", gamma), "3", keys="X")
+    eo = np.max(np.abs(run_layers(Xf, params, layer, emb, Cf, 1, frame=frame).centers[1] - ref))
+    return eb / eo
+
+
+# ----------------------------------------------------------------------------- 05.1
+@exercise("05.1", "The code matrix B_k", kind="code", difficulty=1, minutes=10,
+          objective="build the follow-up's binary codes: column j is j in binary, least significant bit first",
+          checks="a function k -> B_k equals binary_codes(k) for k = 2, 3, 6, 8, 10, 17, 100 (shape and entries)")
+def _c1(answer):
+    for k in (2, 3, 6, 8, 10, 17, 100):
+        want = binary_codes(k)
+        got = as_array(_call(answer, k), (None, None), f"B_{k}")
+        expect(got.shape[1] == k, f"B_{k} should have one column per center (k = {k}), got shape {got.shape}")
+        expect(got.shape[0] == want.shape[0],
+               f"B_{k} has {got.shape[0]} rows: how many bits does it take to write the numbers 0 ... {k - 1}?")
+        if not np.array_equal(got, want):
+            if np.array_equal(got[::-1], want):
+                raise Wrong(f"B_{k}: the rows are in the wrong order: the first row is the least significant bit")
+            raise Wrong(f"B_{k} differs from the follow-up's codes: column j should hold the bits of j "
+                        "(j counted from 0)")
+    return "B_k is right: k distinct columns in ceil(log2 k) rows"
+
+
+# ----------------------------------------------------------------------------- 05.2
+@exercise("05.2", "Why ceil(log2 k) rows suffice for the decoder", kind="concept", difficulty=2, minutes=15,
+          objective="see that block 3 needs distinct codes with a margin, not orthogonal ones",
+          checks="the pair (best block-3 score of a non-member, binary codes; the same, one-hot codes) = (-1, -2)")
+def _c2(answer):
+    a = as_array(answer, (2,), "a pair (binary, one-hot)")
+    expect(np.all(a <= 0), "scores are minus squared distances: they are never positive")
+    expect(a[0] == -1.0, "binary: how many bits must a non-member's code differ in, at the least?")
+    expect(a[1] == -2.0, "one-hot: what is ||e_j - e_l||^2 for j != l?")
+    return "right: the margin is 1 bit for binary codes, 2 for one-hot ones; 0 for members in both"
+
+
+# ----------------------------------------------------------------------------- 05.3
+@exercise("05.3", "What a tie does to a code", kind="explore", difficulty=2, minutes=15,
+          objective="see that an averaged code is no code for binary codes, but can be one for scalar codes",
+          checks="the centers after one layer of the scalar-code circuit with the averaging hardmax on the tie "
+                 "example equal kmt_ref's (to 1e-12)")
+def _c3(answer):
+    want = scalar_code_centers(X_TIE, C0_TIE)
+    got = as_array(answer, (1, 3), "the centers (1, 3)")
+    if np.allclose(got, lloyd(X_TIE, C0_TIE, 1).centers[1], rtol=0, atol=1e-12):
+        raise Wrong("these are Lloyd's centers: with the averaging hardmax the tied point writes the mean of "
+                    "two codes into y; which center has that code?")
+    if np.allclose(got, binary_transformer(X_TIE, C0_TIE, 1, tie="average", empty="nearest_code").centers[1],
+                   rtol=0, atol=1e-12):
+        raise Wrong("these are the binary codes' centers; the exercise asks for scalar codes 0, 1, 2 in one row")
+    expect(np.allclose(got, want, rtol=0, atol=1e-12),
+           "not yet: run one layer (layer_forward) with the scalar-code tokens and the averaging hardmax in block 1")
+    return "right: (0 + 2) / 2 = 1 is the code of center 1, so the tied point joins the far cluster"
+
+
+# ----------------------------------------------------------------------------- 05.4
+@exercise("05.4", "The leak at finite gamma", kind="explore", difficulty=2, minutes=15,
+          objective="measure how much more a binary decoder leaks than a one-hot one at the same gamma",
+          checks="the ratio of the largest center errors after one layer (binary / one-hot, block 3 at gamma = 10, "
+                 "toy example) to 1e-6 relative")
+def _c4(answer):
+    want = leak_ratio(10.0)
+    got = as_float(answer, "a ratio (binary error / one-hot error)")
+    expect(got > 0, "errors are positive: the ratio is too")
+    if abs(got * want - 1) < 1e-3:
+        raise Wrong("this looks like one-hot / binary: the exercise asks for binary / one-hot")
+    expect(abs(got / want - 1) < 1e-6,
+           f"not yet (you have {got:.4g}): compare max |C - C_Lloyd| after one layer, both with gamma_update=10 "
+           "and block 1 exact, the one-hot circuit without the flag")
+    return f"right: {want:.3g}, of the order of exp(10) = {np.exp(10):.3g}"
+
+
+# ----------------------------------------------------------------------------- 05.5
+exercise("05.5", "The shift that keeps empty clusters, proved", kind="proof", difficulty=3, minutes=20,
+         objective="prove the order of block 3's scores in kmt_ref's in-budget extension (open)")(None)

@@ -1,0 +1,197 @@
+"""Figures of the leaner transformer with binary codes (the follow-up, arXiv 2610.09760; issue 13).
+
+1. :func:`fig_binary_finite_gamma` — the leak at finite gamma: the log-objective
+   gap to Lloyd after 10 layers against gamma, one-hot against binary codes,
+   with gamma in the decoder's block 3 alone and in blocks 1 and 3. A
+   non-member's code sits at distance 1 from a binary query, 2 from a one-hot
+   one, so the binary decoder mixes in more of the other clusters at the same
+   gamma. The numbers come from :func:`finite_gamma_leak` (computed on the
+   spot, seeded).
+2. :func:`fig_binary_cost` — parameters, forward time and peak memory against
+   k at d = 32, one-hot against binary, drawn from the committed benchmark
+   output :data:`COST_CSV` (``python benchmarks/bench_binary.py --out ...``),
+   beside the follow-up's GPU numbers at k = 1000 as issue 13 quotes them.
+3. :func:`fig_binary_training` — the trained binary model beside the one-hot
+   and d-only ones: validation curves and the 20-step evaluation on the same
+   320 tasks, from the committed models and stored evaluations.
+"""
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .. import binary_transformer, gaussian_blobs, kmeans_transformer, lloyd
+from ..algorithms.lloyd import lloyd_layer, lloyd_weights
+from ..core.tokens import prepare, run_layers, with_block
+from .plotting import save_png
+
+__all__ = ["LEAK_VARIANTS", "LEAK_MODES", "plain_onehot_transformer", "finite_gamma_leak", "fig_binary_finite_gamma",
+           "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "fig_binary_cost", "fig_binary_training"]
+
+
+def plain_onehot_transformer(X, C0, n_layers, gamma=np.inf, gamma_update=None):
+    """Theorem 2.1 with the Euclidean block 3 over the points only (no flag token): the paper's circuit as the follow-up compares it."""
+    X, C0, n_layers, frame = prepare(X, C0, n_layers)
+    params, emb = lloyd_weights(X.shape[0], C0.shape[1], "linear")  # layout (x, y); K3 = P_Y
+    layer = with_block(lloyd_layer(frame.gamma(gamma), np.inf, "euclidean", gamma_update), "3", keys="X")
+    return run_layers(X, params, layer, emb, C0, n_layers, frame=frame)
+
+
+#: label -> (run(X, C0, T, gamma, gamma_update), line style): the circuits compared at finite gamma
+LEAK_VARIANTS = {
+    "one-hot (paper, no flag)": (plain_onehot_transformer, dict(color="C0", ls="-")),
+    "one-hot + flag (kmt_ref)": (lambda X, C, T, g, gu: kmeans_transformer(X, C, T, g, gamma_update=gu),
+                                 dict(color="C0", ls="--")),
+    "binary (follow-up)": (lambda X, C, T, g, gu: binary_transformer(X, C, T, g, gamma_update=gu, empty="nearest_code"),
+                           dict(color="C3", ls="-")),
+    "binary + shift (kmt_ref, keep)": (lambda X, C, T, g, gu: binary_transformer(X, C, T, g, gamma_update=gu),
+                                       dict(color="C3", ls="--")),
+}
+
+
+#: the panels of :func:`fig_binary_finite_gamma`: mode -> title
+LEAK_MODES = {
+    "center": "block 3 at gamma, one layer:\nmax |c - c_Lloyd| (data in [0, 1])",
+    "decoder": "block 3 at gamma, 10 layers:\nlog J - log J_Lloyd",
+    "both": "blocks 1 and 3 at gamma, 10 layers:\nlog J - log J_Lloyd",
+}
+
+
+def finite_gamma_leak(gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5), k=8, d=2, n_per_cluster=100, n_layers=10):
+    """The gap to Lloyd at finite gamma, for every circuit of :data:`LEAK_VARIANTS`.
+
+    Data: :func:`kmt_ref.gaussian_blobs` (k clusters, std 0.1, min-max scaled,
+    first k points as centers), one draw per seed. Modes (:data:`LEAK_MODES`):
+    ``"center"``, the largest center error after one layer with gamma in
+    block 3 only; ``"decoder"``, the log-objective gap after ``n_layers``
+    layers with gamma in block 3 only (block 1 exact); ``"both"``, the same
+    with gamma in blocks 1 and 3 (the resets exact, as in the authors'
+    validation).
+
+    Returns
+    -------
+    dict (mode, label) -> ndarray, shape (len(gammas), len(seeds))
+    """
+    out = {}
+    data = [gaussian_blobs(k, d, n_per_cluster, rng=s)[:2] for s in seeds]
+    refs = [lloyd(X, C0, n_layers) for X, C0 in data]
+    for mode in LEAK_MODES:
+        for label, (run, _) in LEAK_VARIANTS.items():
+            gap = np.empty((len(gammas), len(data)))
+            for a, g in enumerate(gammas):
+                for b, ((X, C0), ref) in enumerate(zip(data, refs)):
+                    if mode == "center":
+                        gap[a, b] = np.max(np.abs(run(X, C0, 1, np.inf, g).centers[1] - ref.centers[1]))
+                    else:
+                        tr = run(X, C0, n_layers, np.inf if mode == "decoder" else g, g)
+                        gap[a, b] = tr.log_objective[-1] - ref.log_objective[-1]
+            out[mode, label] = gap
+    return out
+
+
+def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5)):
+    """Write the finite-gamma figure: the gap to Lloyd against gamma, one-hot against binary (median, range over seeds)."""
+    res = finite_gamma_leak(gammas, seeds)
+    fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+    for ax, (mode, title) in zip(axes, LEAK_MODES.items()):
+        for label, (_, style) in LEAK_VARIANTS.items():
+            gap = res[mode, label]
+            ax.plot(gammas, np.median(gap, axis=1), label=label, **style)
+            ax.fill_between(gammas, gap.min(axis=1), gap.max(axis=1), color=style["color"], alpha=0.08)
+        ax.set_xscale("log")
+        if mode == "center":
+            ax.set_yscale("log")
+            ax.set_ylim(1e-17, 1)
+        else:
+            ax.set_yscale("symlog", linthresh=1e-6)
+            ax.axhline(0, color="k", lw=0.6)
+        ax.set_xlabel("gamma")
+        ax.set_title(title, fontsize=10)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"The leak at finite gamma: k = 8 Gaussian clusters (m = 3 code bits), d = 2, n = 800; "
+                 f"median and range over {len(list(seeds))} draws", fontsize=10)
+    fig.tight_layout()
+    return save_png(fig, path)
+
+
+# --------------------------------------------------------------------------
+# Cost against k
+# --------------------------------------------------------------------------
+#: the committed output of ``python benchmarks/bench_binary.py --out figures/data/binary_cost.csv``
+COST_CSV = Path(__file__).resolve().parents[2] / "figures" / "data" / "binary_cost.csv"
+
+#: the follow-up's GPU forward times at k = 1000, d = 32 (as issue 13 quotes them), milliseconds
+FOLLOW_UP_GPU_MS = {"onehot": 193.0, "binary": 15.9}
+
+
+def read_cost_csv(path=COST_CSV):
+    """The benchmark rows: dict embedding -> dict column -> ndarray (sorted by k)."""
+    rows = list(csv.DictReader(open(path, newline="")))
+    out = {}
+    for emb in ("onehot", "binary"):
+        sel = sorted((r for r in rows if r["embedding"] == emb), key=lambda r: int(r["k"]))
+        out[emb] = {c: np.array([float(r[c]) for r in sel]) for c in rows[0] if c != "embedding"}
+    return out
+
+
+def fig_binary_cost(path, csv_path=COST_CSV):
+    """Write the cost figure: parameters, forward time (trained model, and the exact circuit) and peak memory against k."""
+    res = read_cost_csv(csv_path)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    style = {"onehot": dict(color="C0", marker="o", label="one-hot, d_emb = d + k"),
+             "binary": dict(color="C3", marker="s", label="binary, d_emb = d + ceil(log2 k)")}
+    for emb, r in res.items():
+        axes[0].plot(r["k"], r["params"], **style[emb])
+        axes[1].plot(r["k"], 1e3 * r["model_s"], **style[emb])
+        axes[1].plot(r["k"], 1e3 * r["circuit_s"], color=style[emb]["color"], ls=":", marker=".",
+                     label=f"{emb}: exact circuit (gamma = inf)")
+        axes[2].plot(r["k"], r["model_peak_mb"], **style[emb])
+    for emb, ms in FOLLOW_UP_GPU_MS.items():
+        axes[1].plot([1000], [ms], marker="*", ms=13, color=style[emb]["color"], ls="none",
+                     label=f"{emb}: follow-up's GPU, k = 1000 (their n, batch)")
+    n = int(res["binary"]["n"][0])
+    titles = ("parameters 12 (d_emb^2 + d_emb)", f"forward time, one task, n = {n} (ms, this CPU)",
+              "peak memory of the model forward (MB)")
+    for ax, title in zip(axes, titles):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("clusters k (d = 32)")
+        ax.set_title(title, fontsize=10)
+    axes[0].legend(fontsize=8)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    return save_png(fig, path)
+
+
+# --------------------------------------------------------------------------
+# Learning with binary codes
+# --------------------------------------------------------------------------
+def fig_binary_training(path):
+    """Write the learning figure: validation score during training and the 20-step evaluation, binary beside one-hot.
+
+    Reads the committed models ``paper`` (one-hot), ``paper_d_only`` and
+    ``paper_binary`` (kmt_ref/models/), the stored evaluation of the first two
+    (``evaluation.npz``) and of the binary model (``evaluation_binary.npz``,
+    written by ``python -m kmt_ref evaluate kmt_ref/models/paper_binary.npz --save ...``):
+    the same 320 seeded tasks.
+    """
+    from ..learning import MODELS_DIR, load_checkpoint, load_evaluation, setting_label
+    from .learning_figures import plot_evaluation_curves, plot_training_history
+
+    cks = {name: load_checkpoint(MODELS_DIR / f"{name}.npz") for name in ("paper", "paper_d_only", "paper_binary")}
+    labels = {"paper": "one-hot, d_emb = 42", "paper_d_only": "d-only, d_emb = 32", "paper_binary": "binary, d_emb = 36"}
+    key = setting_label("random", 512, "normal")
+    ev = load_evaluation(MODELS_DIR / "evaluation.npz")[0][key]
+    evb = load_evaluation(MODELS_DIR / "evaluation_binary.npz")[0][key]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.3))
+    plot_training_history({f"{labels[n]} ({c.step} steps)": c.history for n, c in cks.items()}, "val", axes[0])
+    axes[0].set_title("validation score during training (objective after the layer / after one Lloyd step)",
+                      fontsize=9)
+    plot_evaluation_curves({"Lloyd": ev["lloyd"], labels["paper"]: ev["paper"], labels["paper_d_only"]: ev["paper_d_only"],
+                            labels["paper_binary"]: evb["paper_binary"]}, axes[1],
+                           title=f"{ev['lloyd'].shape[0]} tasks, d = 32, k = 10, n = 512 (band: min-max)")
+    fig.tight_layout()
+    return save_png(fig, path)

@@ -1,0 +1,374 @@
+# %% [markdown]
+# # 05 — The leaner transformer: binary codes instead of one-hot assignments
+#
+# Theorem 2.1 (notebook 01) writes each point's assignment as a one-hot vector $e_{j^*} \in \{0,1\}^k$,
+# so the tokens grow with $k$: $d_{emb} = d + k$. The same authors' follow-up, *Leaner Transformers Can
+# Easily Learn to Cluster* (arXiv 2610.09760), writes the **binary code** of $j^*$ instead:
+# $d_{emb} = d + \lceil\log_2 k\rceil$. We state its construction as issue 13 of this project restates
+# it (we could not read the follow-up's text ourselves); everything marked **(open)** is this
+# project's own.
+#
+# What you will see, each step checked by an `assert`:
+#
+# 1. the codes $B_k$ and what they save;
+# 2. the circuit: the same four blocks, with the code projector where Theorem 2.1 has $P_Y$;
+# 3. at γ = ∞ it is Lloyd, bit for bit, and its centers are the one-hot circuit's;
+# 4. outside the follow-up's assumptions: empty clusters, and kmt_ref's in-budget extension **(open)**;
+# 5. ties: an averaged code is no code;
+# 6. the leak at finite γ: a non-member's code is 1 bit away, not 2;
+# 7. what it costs, against $k$;
+# 8. the trained model with binary codes.
+
+# %%
+import numpy as np
+import matplotlib.pyplot as plt
+
+import kmt_ref
+from kmt_ref import (lloyd, kmeans_transformer, binary_transformer, binary_codes, binary_weights, binary_layer,
+                     code_lloyd, code_length, code_shift, toy_data)
+from kmt_ref.core.attention import layer_forward
+from kmt_ref.learning.model import d_emb_of
+
+np.set_printoptions(precision=4, suppress=True, linewidth=110)
+SEED = 19  # the toy example's seed (kmt_ref.data.toy_data), as in notebook 01
+print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
+
+# %% [markdown]
+# ## 1. The codes
+#
+# *Follow-up:* $B_k \in \{0,1\}^{m\times k}$ with $m = \lceil \log_2 k\rceil$; column $j$ is the binary
+# representation of $j$ (counting from 0 here), the first row the least significant bit.
+# $B_6$ has the rows 010101 / 001100 / 000011.
+
+# %%
+B6 = binary_codes(6)                       # (3, 6)
+print(B6.astype(int))
+assert ["".join(map(str, r)) for r in B6.astype(int)] == ["010101", "001100", "000011"]
+assert code_length(10) == 4 and code_length(1000) == 10
+
+# %% [markdown]
+# The trainable model has $12(d_{emb}^2 + d_{emb})$ parameters (twelve $d_{emb}\times d_{emb}$ matrices
+# and their biases). At $d = 32$:
+
+# %%
+for k in (6, 10, 25, 32, 100, 1000):
+    oh, bi = d_emb_of(32, k, "onehot"), d_emb_of(32, k, "binary")
+    p_oh, p_bi = 12 * (oh ** 2 + oh), 12 * (bi ** 2 + bi)
+    print(f"k = {k:4d}: d_emb {oh:4d} vs {bi:2d}, parameters {p_oh:>10,} vs {p_bi:>6,} ({1 - p_bi / p_oh:.1%} fewer)")
+
+# %% [markdown]
+# *The follow-up claims "up to 75% fewer parameters when k ≈ d". At d = 32 it is 57% at k = 25 and
+# 66% at k = d = 32; 75% is the large-d limit of k = d, where $(d + \log_2 d)^2 / (2d)^2 \to 1/4$.*
+#
+# ## 2. The circuit
+#
+# Point tokens $[x_i; y_i]$ with $Y^{(0)} = 0$, center tokens $[c_j; b_j]$. *Follow-up:* blocks 1 and 2
+# are Theorem 2.1's with $V_1 = -V_2 = P_B$ (the code projector); $Q_3 = K_3 = Q_4 = K_4 = P_B$ and
+# $V_3 = -V_4 = P_X$. Block 3 scores point $i$ against center $j$ by $-\|b_j - y_i\|^2$: 0 for members,
+# minus the number of differing bits otherwise.
+
+# %%
+X, C0 = toy_data(SEED)                      # X: (2, 24), C0: (2, 3)
+d, n = X.shape
+k = C0.shape[1]
+params, emb = binary_weights(d, k, "nearest_code")    # the follow-up's weights, as stated
+print("d_emb =", emb.d_emb, "| rows:", emb.rows("x"), emb.rows("code"))
+Xbar, Cbar = emb.embed_points(X), emb.embed_centers(C0)   # (4, 24), (4, 3)
+Xbar1, Cbar1 = layer_forward(params, Xbar, Cbar, binary_layer(empty="nearest_code"))
+ref = lloyd(X, C0, 1)
+codes = Xbar1[emb.rows("code")]             # (2, 24): the code of each point's nearest center
+assert np.array_equal(codes, binary_codes(k)[:, ref.labels[0]])
+assert np.array_equal(Cbar1[emb.rows("x")], ref.centers[1])
+print("codes written by blocks 1 + 2:\n", codes.astype(int))
+
+# %% [markdown]
+# ## 3. At γ = ∞: Lloyd, bit for bit
+#
+# `binary_transformer` runs $T$ shared-weight layers. By default it uses kmt_ref's extension of §4,
+# which keeps empty clusters; the follow-up's construction is `empty="nearest_code"`.
+
+# %%
+T = 5
+tr = binary_transformer(X, C0, T)
+ref = lloyd(X, C0, T)
+assert np.array_equal(tr.labels, ref.labels) and np.array_equal(tr.centers, ref.centers)
+assert np.array_equal(tr.centers, kmeans_transformer(X, C0, T).centers)   # the one-hot circuit's centers
+print("log objective, transformer:", np.round(tr.log_objective, 4))
+print("log objective, Lloyd:      ", np.round(ref.log_objective, 4))
+
+# %% [markdown]
+# *Bit for bit, not to rounding: block 3's averaging hardmax sums the members in key order, the very
+# arithmetic of Lloyd's `cluster_means`. tests/algorithms/test_binary.py checks it on the whole case
+# table (ties, duplicates, empty clusters, k = 1, k = n).*
+#
+# ## 4. Empty clusters
+#
+# The follow-up assumes none. Without its assumption, an empty cluster $j$ has no member at code
+# distance 0, so the averaging hardmax takes the mean of the points whose codes are **nearest** to $b_j$
+# in Hamming distance. Below, $k = 4$ (codes 00, 10, 01, 11): cluster 3 (11) empties; clusters 1 and 2
+# are one bit away, cluster 0 two bits.
+
+# %%
+X4 = np.array([[0.0, 1.0, 10.0, 11.0, 20.0, 22.0]])
+C4 = np.array([[0.5, 10.5, 21.0, 500.0]])
+nc = binary_transformer(X4, C4, 1, empty="nearest_code")
+print("follow-up, nearest code:", nc.centers[1], "| code_lloyd:", code_lloyd(X4, C4, 1).centers[1])
+print("Lloyd (keep):           ", lloyd(X4, C4, 1).centers[1])
+assert np.allclose(nc.centers[1], [[0.5, 10.5, 21.0, 63 / 4]], rtol=0, atol=1e-14)
+swapped = binary_transformer(X4, C4[:, [1, 0, 2, 3]], 1, empty="nearest_code")
+print("centers 0 and 1 swapped:", swapped.centers[1], "(the rule depends on the code order)")
+
+# %% [markdown]
+# **kmt_ref's extension (open), within the token budget.** Theorem 2.1 in kmt_ref adds a flag row so that a
+# center can attend to its own token. Here no row is needed: points write their code shifted by
+# $\beta = 2^{-p}$ in every bit ($y_i = b_{j^*} + \beta\mathbf 1$, a bias of $V_1$), block 3's query
+# carries the same shift (a bias of $Q_3$), and block 3 also reads the center tokens. Against center
+# $j$: members score 0, other points $\le -1$, its own token $-m\beta^2 \in [-\tfrac12, 0)$, other
+# centers less. So an empty cluster keeps $c_j$.
+
+# %%
+tr4 = binary_transformer(X4, C4, 1, record=True)
+S3 = tr4.layers[0].scores["3"]              # (n + k, k): keys = 6 points then 4 centers; queries = centers
+print("beta =", code_shift(code_length(4)), "\nblock 3 scores (rows: 6 points, 4 centers):\n", S3 + 0.0)
+assert np.array_equal(tr4.centers[1], lloyd(X4, C4, 1).centers[1])
+
+# %% [markdown]
+# ## 5. Ties
+#
+# As γ → ∞ the softmax tends to the **averaging** hardmax: a point equidistant from centers $j$ and $l$
+# writes $y = (b_j + b_l)/2$, which is no code at all: it is $\tfrac14$ per differing bit away from
+# both. kmt_ref's default, the lowest-index hardmax in block 1 (as in notebook 01), gives it Lloyd's
+# answer instead.
+
+# %%
+Xt, Ct = np.array([[0.0, -2.0, 2.0]]), np.array([[-1.0, 1.0]])
+avg = binary_transformer(Xt, Ct, 1, tie="average", empty="nearest_code")
+low = binary_transformer(Xt, Ct, 1)
+print("averaging:", avg.centers[1], "| exact codes after the layer:", avg.one_hot[0], "of", Xt.shape[1])
+print("lowest:   ", low.centers[1], "| Lloyd:", lloyd(Xt, Ct, 1).centers[1])
+assert np.array_equal(low.centers[1], lloyd(Xt, Ct, 1).centers[1]) and avg.one_hot[0] == 2
+
+# %% [markdown]
+# ## 6. The leak at finite γ
+#
+# With one-hot codes a non-member is at code distance 2 from a center's query; with binary codes some
+# are at distance 1. At finite γ block 3 gives each non-member a weight of about $e^{-\gamma\,\cdot\,
+# \mathrm{distance}}$ relative to a member, so the binary decoder leaks roughly $e^{\gamma}$ times more.
+
+# %%
+from kmt_ref.viz.binary_figures import LEAK_MODES, LEAK_VARIANTS, finite_gamma_leak
+
+gammas = (1.0, 3.0, 10.0, 30.0, 100.0)
+leak = finite_gamma_leak(gammas, seeds=range(2), n_per_cluster=50)
+fig, ax = plt.subplots(figsize=(6, 4))
+for label, (_, style) in LEAK_VARIANTS.items():
+    ax.plot(gammas, np.median(leak["center", label], axis=1), label=label, **style)
+ax.set(xscale="log", yscale="log", xlabel="gamma (block 3)", ylabel="max |c - c_Lloyd| after one layer",
+       ylim=(1e-17, 1))
+ax.legend(fontsize=8)
+b, o = leak["center", "binary (follow-up)"], leak["center", "one-hot (paper, no flag)"]
+assert np.all(b[2] > 100 * o[2])            # at gamma = 10
+
+# %% [markdown]
+# *The dashed curves are kmt_ref's empty-cluster extensions: the one-hot flag puts a center's own token
+# at −1 (a leak of $e^{-\gamma}$, between the two solid curves), the binary shift at $-m\beta^2$, closer
+# still: exact at γ = ∞, it costs the most at finite γ.*
+#
+# ## 7. What it costs
+#
+# `benchmarks/bench_binary.py` measures, at $d = 32$ and $k$ from 6 to 1000, the forward pass of the
+# trainable model (one task of 1,024 points) and of the exact circuits; its output is committed.
+
+# %%
+from kmt_ref.viz.binary_figures import COST_CSV, FOLLOW_UP_GPU_MS, read_cost_csv
+
+cost = read_cost_csv(COST_CSV)
+for i, kk in enumerate(cost["binary"]["k"].astype(int)):
+    o, bi = cost["onehot"], cost["binary"]
+    print(f"k = {kk:4d}: model forward {1e3 * o['model_s'][i]:8.1f} ms vs {1e3 * bi['model_s'][i]:7.1f} ms "
+          f"({o['model_s'][i] / bi['model_s'][i]:4.1f}x), peak {o['model_peak_mb'][i]:5.1f} vs "
+          f"{bi['model_peak_mb'][i]:4.1f} MB")
+print("the follow-up's GPU at k = 1000:", FOLLOW_UP_GPU_MS)
+
+# %% [markdown]
+# ## 8. Learning with binary codes
+#
+# `python -m kmt_ref train --config paper --embedding binary` trains the one-layer model of notebook 04
+# on binary-code tokens ($d_{emb} = 36$ at $d = 32$, $k = 10$: 15,984 parameters against 21,672). The
+# committed model `paper_binary` was trained at the paper's setting, seed 0; its evaluation on the same
+# 320 seeded tasks as notebook 04's models is stored in `kmt_ref/models/evaluation_binary.npz`.
+# *Follow-up (as issue 13 restates it):* binary ends near one-hot, both beat Lloyd, the d-only ablation
+# does not.
+
+# %%
+from kmt_ref.learning import MODELS_DIR, load_checkpoint, load_evaluation, setting_label
+
+key = setting_label("random", 512, "normal")
+ev, evb = load_evaluation(MODELS_DIR / "evaluation.npz")[0][key], load_evaluation(MODELS_DIR / "evaluation_binary.npz")[0][key]
+assert np.array_equal(ev["lloyd"], evb["lloyd"])         # the same tasks, the same Lloyd
+final = {"Lloyd": ev["lloyd"], "one-hot": ev["paper"], "d-only": ev["paper_d_only"], "binary": evb["paper_binary"]}
+for name, curves in final.items():
+    print(f"{name:8s} log objective after 20 steps: {curves[:, -1].mean():.3f}")
+print("binary model:", load_checkpoint(MODELS_DIR / "paper_binary.npz").step, "steps")
+assert final["binary"][:, -1].mean() < final["Lloyd"][:, -1].mean() < final["d-only"][:, -1].mean()
+
+# %% [markdown]
+# *Binary ends 0.011 above one-hot (per-task standard error 0.023: no difference we can resolve), both
+# beat Lloyd, d-only does not. The follow-up also says binary converges more slowly at small d: in two
+# 3,000-step runs at d = 4 (figures/data/binary_d4_validation.csv, one seed) binary's validation score
+# dropped below 1.2 at step 2,450, one-hot's at step 2,000.*
+
+# %% [markdown]
+# ## Summary
+#
+# - Binary codes need $\lceil\log_2 k\rceil$ rows: $d_{emb} = d + \lceil\log_2 k\rceil$ against $d + k$.
+# - The circuit is Theorem 2.1's with the code projector $P_B$ in place of $P_Y$; at γ = ∞ it equals
+#   Lloyd bit for bit, and its centers are the one-hot circuit's.
+# - The follow-up assumes no empty cluster: without that, an empty cluster moves to the mean of the
+#   points with the nearest codes. kmt_ref's shift (two biases, no extra row) keeps it exactly **(open)**.
+# - A tie under the true limit (averaging hardmax) writes an average of codes, which is no code; the
+#   lowest-index hardmax keeps Lloyd's rule.
+# - At finite γ a non-member is one bit away instead of two: the binary decoder leaks about $e^{\gamma}$
+#   times more.
+# - Trained at the paper's setting, the binary model beats Lloyd as the one-hot one does, with 26% fewer
+#   parameters.
+
+# %% [markdown]
+# ## Exercises
+#
+# Each exercise says what to put in `answer`; run the `check` cell below it. `answer = None` means "not
+# attempted yet". The last cell counts what you have passed.
+
+# %%
+from kmt_ref.exercises import check, report
+
+# %% [markdown]
+# ### Exercise 05.1
+#
+# Write a function `codes(k)` that returns $B_k$, shape $(\lceil\log_2 k\rceil, k)$, with NumPy alone
+# (not `binary_codes`): column $j$ holds the bits of $j$ (from 0), the first row the least significant
+# bit. `answer` is the function.
+
+# %%
+### BEGIN SOLUTION
+def codes(k):
+    m = max(1, int(np.ceil(np.log2(k))))
+    return ((np.arange(k)[None, :] >> np.arange(m)[:, None]) & 1).astype(float)   # (m, k)
+
+
+assert np.array_equal(codes(6), B6)
+answer = codes
+### END SOLUTION
+
+# %%
+check("05.1", answer)
+
+# %% [markdown]
+# ### Exercise 05.2
+#
+# Block 3 scores point $i$ against center $j$ by $-\|q_j - y_i\|^2$. Over all $k \ge 2$, what is the
+# **largest** score a non-member point can get, with binary codes and with one-hot codes? `answer` is
+# the pair `(binary, onehot)`. Then, in a few sentences: why do $\lceil\log_2 k\rceil$ rows suffice for
+# the decoder, and would fewer rows do if the codes were allowed to be any real numbers?
+
+# %%
+### BEGIN SOLUTION
+B = binary_codes(10)
+D = ((B[:, :, None] - B[:, None, :]) ** 2).sum(0)          # (10, 10) squared code distances
+E = ((np.eye(10)[:, :, None] - np.eye(10)[:, None, :]) ** 2).sum(0)
+off = ~np.eye(10, dtype=bool)
+answer = (-D[off].min(), -E[off].min())
+print(answer)
+### END SOLUTION
+
+# %%
+check("05.2", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* (−1, −2). At γ = ∞ block 3 only needs the members to score strictly more than every
+# non-member, that is, $k$ **distinct** codes: any margin > 0 will do, orthogonality is not needed.
+# $\lceil\log_2 k\rceil$ is the fewest rows that hold $k$ distinct vectors in $\{0,1\}^m$, and block 4
+# needs the codes distinct too (it is then the identity). With real codes one row would do at γ = ∞:
+# the scalar codes $0, 1, \dots, k-1$ are distinct, 1 apart. What one row loses shows at a tie
+# (exercise 05.3) and, with a code range growing like $k$, in what a trained model must represent.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 05.3
+#
+# Take `X = [[0, -2, 2, 10, 11]]` and `C0 = [[-1, 10, 1]]`: the point 0 ties between centers 0 and 2.
+# Build the follow-up's circuit with **scalar** codes $0, 1, 2$ in one row: the weights of
+# `binary_weights(1, 2, "nearest_code")` (a one-row code slot), the tokens $[X; 0]$ and $[C_0; (0, 1, 2)]$,
+# and the layer `binary_layer(empty="nearest_code", tie="average")`. Run one layer with `layer_forward`.
+# `answer` is the new centers, shape `(1, 3)`. Compare with binary codes (`binary_transformer(...,
+# tie="average", empty="nearest_code")`) and with Lloyd: what did the tie write into $y$ in each case?
+
+# %%
+### BEGIN SOLUTION
+X5, C5 = np.array([[0.0, -2.0, 2.0, 10.0, 11.0]]), np.array([[-1.0, 10.0, 1.0]])
+p1, _ = binary_weights(1, 2, "nearest_code")
+Xs = np.vstack([X5, np.zeros((1, 5))])                 # (2, 5)
+Cs = np.vstack([C5, [[0.0, 1.0, 2.0]]])                # (2, 3)
+_, Cs1 = layer_forward(p1, Xs, Cs, binary_layer(empty="nearest_code", tie="average"))
+print("scalar codes:", Cs1[:1], "| binary:", binary_transformer(X5, C5, 1, tie="average", empty="nearest_code").centers[1],
+      "| Lloyd:", lloyd(X5, C5, 1).centers[1])
+answer = Cs1[:1]
+### END SOLUTION
+
+# %%
+check("05.3", answer)
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* Scalar codes: the tied point writes $y = (0 + 2)/2 = 1$, exactly the code of center 1,
+# so it joins the far cluster and center 1 moves to $(0 + 10 + 11)/3 = 7$. Binary codes: it writes
+# $(b_0 + b_2)/2 = (0, \tfrac12)$, no code (a quarter away from both), so it drops out of every mean:
+# $[-2, 10.5, 2]$. Lloyd gives it to center 0: $[-1, 10.5, 2]$. The mean of two distinct binary codes
+# has a coordinate ½, so it is never a code; that is what the bits buy over one real row.
+# ### END SOLUTION
+
+# %% [markdown]
+# ### Exercise 05.4
+#
+# On the toy example (`X, C0` above) run one layer with block 3 at `gamma_update=10.0` and block 1 exact,
+# once with binary codes (`binary_transformer(..., empty="nearest_code")`) and once with one-hot codes
+# without the flag (`plain_onehot_transformer` from `kmt_ref.viz.binary_figures`). `answer` is the ratio
+# of the largest center errors against Lloyd, binary / one-hot. Why is it of the order of $e^{10}$?
+
+# %%
+### BEGIN SOLUTION
+from kmt_ref.viz.binary_figures import plain_onehot_transformer
+
+c_ref = lloyd(X, C0, 1).centers[1]
+err_b = np.max(np.abs(binary_transformer(X, C0, 1, gamma_update=10.0, empty="nearest_code").centers[1] - c_ref))
+err_o = np.max(np.abs(plain_onehot_transformer(X, C0, 1, gamma_update=10.0).centers[1] - c_ref))
+answer = err_b / err_o
+print(f"{err_b:.3g} / {err_o:.3g} = {answer:.3g}; exp(10) = {np.exp(10):.3g}")
+### END SOLUTION
+
+# %%
+check("05.4", answer)
+
+# %% [markdown]
+# ### Exercise 05.5
+#
+# Prove the order of block 3's scores in kmt_ref's extension (§4): with $y_i = b_{\ell_i} + \beta\mathbf 1$,
+# query $b_j + \beta\mathbf 1$ and keys the points and the centers $b_l$, members score 0, other points at
+# most $-1$, center $j$'s own token $-m\beta^2$, and every other center strictly less, whenever
+# $m\beta^2 < 1$ and $\beta < \tfrac12$. Why does `code_shift` choose a power of two?
+
+# %% [markdown]
+# ### BEGIN SOLUTION
+# *Model answer.* A point of cluster $l$: $-\|b_l + \beta\mathbf 1 - b_j - \beta\mathbf 1\|^2 = -\|b_l - b_j\|^2$,
+# 0 if $l = j$ and $-h \le -1$ otherwise ($h \ge 1$ differing bits). Center $j$'s own token:
+# $-\|b_j - b_j - \beta\mathbf 1\|^2 = -m\beta^2 \in (-1, 0)$. Another center $l$ with $h \ge 1$ differing
+# bits: each differing bit contributes $(\pm 1 - \beta)^2 \ge (1 - \beta)^2$ and each equal bit $\beta^2$,
+# so the score is at most $-(h(1-\beta)^2 + (m - h)\beta^2) < -m\beta^2$ because $(1-\beta)^2 > \beta^2$
+# for $\beta < \tfrac12$. The averaging hardmax therefore takes the members' mean, or $c_j$ alone when
+# there are none: Lloyd's "keep". A power of two makes every score a short sum of dyadic numbers, exact in
+# floating point, so the comparisons are exact too.
+# ### END SOLUTION
+
+# %%
+report("05")

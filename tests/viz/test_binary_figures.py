@@ -1,0 +1,61 @@
+"""The binary-code figures (kmt_ref/viz/binary_figures.py): the finite-gamma leak and the cost against k."""
+import csv
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np  # noqa: E402
+
+import kmt_ref.viz.binary_figures as F  # noqa: E402
+
+
+def test_leak_is_larger_for_binary_codes_and_vanishes_at_large_gamma():
+    res = F.finite_gamma_leak(gammas=(10.0, 1e3), seeds=range(1), n_per_cluster=20)
+    assert set(res) == {(m, v) for m in F.LEAK_MODES for v in F.LEAK_VARIANTS}
+    assert all(v.shape == (2, 1) for v in res.values())
+    center = {label: res["center", label][:, 0] for label in F.LEAK_VARIANTS}
+    # at gamma = 10 a non-member weighs exp(-10) (binary, distance 1) against exp(-20) (one-hot, distance 2)
+    assert center["binary (follow-up)"][0] > 100 * center["one-hot (paper, no flag)"][0]
+    assert max(c[1] for c in center.values()) <= 1e-12  # gamma = 1000: the exact means, to rounding
+
+
+def test_plain_one_hot_circuit_is_lloyd_at_infinite_gamma():
+    from kmt_ref import gaussian_blobs, lloyd
+    X, C0, _ = gaussian_blobs(4, 2, 10, rng=0)
+    np.testing.assert_array_equal(F.plain_onehot_transformer(X, C0, 3).centers, lloyd(X, C0, 3).centers)
+
+
+def test_figures_write_a_png(tmp_path):
+    out = F.fig_binary_finite_gamma(tmp_path / "leak.png", gammas=(1.0, 100.0), seeds=range(1))
+    assert out.stat().st_size > 10_000
+    path = tmp_path / "cost.csv"
+    cols = ["embedding", "k", "d", "n", "d_emb", "params", "model_s", "model_peak_mb", "circuit_s"]
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for k in (6, 100):
+            for emb, de in (("onehot", 32 + k), ("binary", 32 + (k - 1).bit_length())):
+                w.writerow([emb, k, 32, 128, de, 12 * (de * de + de), 0.01 * de, 0.1 * de, 0.001 * de])
+    res = F.read_cost_csv(path)
+    np.testing.assert_array_equal(res["binary"]["d_emb"], [35, 39])
+    assert F.fig_binary_cost(tmp_path / "cost.png", path).stat().st_size > 10_000
+
+
+def test_training_figure_from_stored_models(tmp_path, monkeypatch):
+    import dataclasses
+
+    import kmt_ref.learning as learning
+    from kmt_ref.learning import train
+    from learning_cases import TINY
+
+    for name, emb in (("paper", "onehot"), ("paper_d_only", "none"), ("paper_binary", "binary")):
+        train(dataclasses.replace(TINY, steps=10, embedding=emb), seed=0, out=tmp_path / f"{name}.npz",
+              log=lambda s: None)
+    rng = np.random.default_rng(0)
+    key = learning.setting_label("random", 512, "normal")
+    learning.save_evaluation(tmp_path / "evaluation.npz", {key: {"lloyd": rng.random((4, 21)), "paper": rng.random((4, 21)),
+                                                                 "paper_d_only": rng.random((4, 21))}})
+    learning.save_evaluation(tmp_path / "evaluation_binary.npz", {key: {"lloyd": rng.random((4, 21)),
+                                                                        "paper_binary": rng.random((4, 21))}})
+    monkeypatch.setattr(learning, "MODELS_DIR", tmp_path)
+    assert F.fig_binary_training(tmp_path / "train.png").stat().st_size > 10_000
