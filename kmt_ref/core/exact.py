@@ -363,7 +363,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale):
     basis = onp.concatenate([onp.eye(m), onp.zeros((m, 1))], axis=1)  # the m + 1 possible keys
     table = scores_from_projections(basis, QZ, "euclidean", scale)  # (m + 1, q)
     rest = [scores_from_projections(Kp, QZ, "euclidean", scale) for Kp in keys[1:]]  # small (r_p, q)
-    present = onp.bincount(labels, minlength=m + 1 + 1)[onp.r_[onp.arange(m), -1]] > 0  # label -1 -> row m
+    present = onp.bincount(onp.where(labels < 0, m, labels), minlength=m + 1) > 0  # (m + 1,); a zero key: row m
     best = onp.max(onp.concatenate([table[present]] + rest), axis=0)  # (q,) the maximum of each query
     top_table, top_rest = table == best, [S == best for S in rest]
     if onp.any(top_table[present].sum(axis=1) > 1) or any(onp.any(t.sum(axis=1) > 1) for t in top_rest):

@@ -163,3 +163,22 @@ def test_duplicate_groups_all_distinct_takes_the_short_cut():
     first, inverse = duplicate_groups(KZ)
     np.testing.assert_array_equal(first, np.arange(6))
     np.testing.assert_array_equal(inverse, np.arange(6))
+
+
+@pytest.mark.parametrize("name,X,C0", CASES[::3], ids=[c[0] for c in CASES[::3]])
+def test_exact_layer_with_zero_keys_equals_the_plain_path(name, X, C0):
+    """Block 3 of the binary-code circuit (kmt_ref.algorithms.binary, the follow-up's weights): the code of
+    cluster 0 is all zeros, so one_hot_columns labels its members -1 and the lookup must score the zero key."""
+    from kmt_ref.algorithms.binary import binary_layer, binary_weights
+
+    params, emb = binary_weights(X.shape[0], C0.shape[1], empty="nearest_code")
+    layer = binary_layer(empty="nearest_code")
+    Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
+    Xb, Cb = Xa.copy(), Ca.copy()
+    for t in range(3):
+        fast = fast_layer_forward(params, Xa, Ca, layer)
+        assert fast is not None
+        plain = layer_forward(params, Xb, Cb, layer, exact=False)
+        for a, b, what in zip(fast, plain, ("Xbar", "Cbar")):
+            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
+        Xa, Ca, Xb, Cb = fast[0], fast[1], plain[0], plain[1]
