@@ -18,6 +18,19 @@
 # 6. the leak at finite γ: a non-member's code is 1 bit away, not 2;
 # 7. what it costs, against $k$;
 # 8. the trained model with binary codes.
+#
+# **Learning objectives.** After this notebook you can
+#
+# - write the code matrix $B_k$ and say why $\lceil\log_2 k\rceil$ rows suffice for the decoder;
+# - build the binary-code circuit from Theorem 2.1's by swapping $P_Y$ for the code projector, and check
+#   it against Lloyd's algorithm bit for bit;
+# - explain what an empty cluster and a tie do to a code, and how an extension without an extra row keeps
+#   empty clusters exactly;
+# - predict and measure the larger leak of the binary decoder at finite γ;
+# - weigh what binary codes save (parameters, time, memory against $k$) against what they cost.
+#
+# *Prerequisites:* notebook 01. *Time:* about 30 minutes to read and run; the five exercises take about
+# 75 minutes more.
 
 # %%
 import numpy as np
