@@ -31,13 +31,14 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import csv  # noqa: E402
 import time  # noqa: E402
-import tracemalloc  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from kmt_ref import binary_transformer, kmeans_transformer  # noqa: E402
 from kmt_ref.learning.model import d_emb_of, init_params, model_step  # noqa: E402
 from kmt_ref.learning.tasks import sample_tasks  # noqa: E402
+
+from bench_forward import peak_bytes  # noqa: E402  (the same tracemalloc measure; this folder is on sys.path)
 
 GPU_RATIO = 193.0 / 15.9  # the follow-up's one-hot / binary forward time at k = 1000
 
@@ -49,14 +50,6 @@ def best_time(func, repeat):
         func()
         times.append(time.perf_counter() - t0)
     return min(times)
-
-
-def peak_bytes(func):
-    tracemalloc.start()
-    func()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak
 
 
 def main(argv=None):
