@@ -14,7 +14,7 @@ from typing import Callable, Optional
 import numpy as np
 
 __all__ = ["Exercise", "Wrong", "exercise", "REGISTRY", "KINDS", "NOTEBOOKS",
-           "as_float", "as_int", "as_array", "as_choice", "as_bool", "expect"]
+           "as_float", "as_int", "as_array", "as_choice", "as_bool", "expect", "call_answer"]
 
 #: what an exercise asks for: code to write, an idea to explain, a statement to prove, a question to explore
 KINDS = ("code", "concept", "proof", "explore")
@@ -173,3 +173,12 @@ def expect(condition, hint):
     """Raise Wrong(hint) unless condition holds."""
     if not condition:
         raise Wrong(hint)
+
+
+def call_answer(fn, *args):
+    """``fn(*args)`` for an answer that is a function: anything it raises becomes a hint (Wrong)."""
+    expect(callable(fn), f"expected a function, got {type(fn).__name__}")
+    try:
+        return fn(*args)
+    except Exception as err:  # noqa: BLE001 (a student's function may raise anything)
+        raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None

@@ -35,7 +35,7 @@ from ..algorithms.lloyd import kmeans_transformer, lloyd, lloyd_layer, lloyd_wei
 from ..core.attention import attention, layer_forward
 from ..core.tokens import projector, run_layers, with_block
 from ..data import toy_data, validation_data
-from ._registry import Wrong, as_array, as_float, as_int, expect, exercise
+from ._registry import Wrong, as_array, as_float, as_int, call_answer, exercise, expect
 
 __all__ = []
 
@@ -58,15 +58,6 @@ def _cases():
     X3 = rng.uniform(size=(3, 30))  # (3, 30)
     return [("the toy example", X, C0), ("the empty-cluster example", X_EMPTY, C0_EMPTY),
             ("a 3-d example with k = 4", X3, X3[:, :4].copy())]
-
-
-def _call(fn, *args):
-    """fn(*args), any exception turned into a hint."""
-    expect(callable(fn), f"expected a function, got {type(fn).__name__}")
-    try:
-        return fn(*args)
-    except Exception as err:  # noqa: BLE001 (a student's function may raise anything)
-        raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None
 
 
 def _flagless_params(d, k):
@@ -123,7 +114,7 @@ def _c(answer):
         k = C.shape[1]
         params, emb = lloyd_weights(d, k)
         Xb, Cb = layer_forward(params, emb.embed_points(X), emb.embed_centers(C), lloyd_layer())
-        out = _call(answer, X, C)
+        out = call_answer(answer, X, C)
         expect(isinstance(out, (tuple, list)) and len(out) == 2,
                f"on {name}: return a pair (Xbar', Cbar'), got {type(out).__name__}")
         Xa = as_array(out[0], (emb.d_emb, n), f"Xbar' on {name} (rows: x, y, flag)")
@@ -180,7 +171,7 @@ def _c(answer):
         d, k = C.shape
         params, emb = _flagless_params(d, k)
         want = run_layers(X, params, lloyd_layer(), emb, C, 1).centers[1]  # (d, k)
-        got = as_array(_call(answer, X, C), (d, k), f"C' on {name}, shape (d, k)")
+        got = as_array(call_answer(answer, X, C), (d, k), f"C' on {name}, shape (d, k)")
         if np.allclose(got, lloyd(X, C, 1).centers[1], atol=1e-12):
             raise Wrong(f"on {name} you return Lloyd's means, which the flagless layer does not produce; "
                         "without the flag, what does a center score against its own token?")
@@ -201,7 +192,7 @@ def _c(answer):
     for name, XX, CC, g in [("the toy example", X, C0, 1.0), ("the toy example", X, C0, 10.0),
                             ("the toy example", X, C0, 100.0), ("validation_data()", Xv, Cv, 1e3)]:
         want = _linear_centers(XX, CC, g)  # (d, k)
-        got = as_array(_call(answer, XX, CC, g), CC.shape, f"C' on {name} at gamma = {g:g}, shape (d, k)")
+        got = as_array(call_answer(answer, XX, CC, g), CC.shape, f"C' on {name} at gamma = {g:g}, shape (d, k)")
         if np.allclose(got, lloyd(XX, CC, 1).centers[1], atol=1e-10) and not np.allclose(want, got, atol=1e-10):
             raise Wrong(f"on {name} at gamma = {g:g} you return Lloyd's means; at finite gamma, "
                         "what does block 1 write into y?")
@@ -225,7 +216,7 @@ def _c(answer):
     for what, Y in (("one-hot Y", Y_hot), ("a soft Y", Y_soft)):
         for g in (1.0, 50.0):
             want = _reset_y(X, Y, g)  # (k, n)
-            got = as_array(_call(answer, X, Y.copy(), g), Y.shape, "block 2's y rows, shape (k, n)")
+            got = as_array(call_answer(answer, X, Y.copy(), g), Y.shape, "block 2's y rows, shape (k, n)")
             if np.allclose(got, -Y, atol=1e-12):
                 raise Wrong(f"with {what} at gamma_reset = {g:g} you return -Y, block 2 at gamma = inf; "
                             "at finite gamma each point attends to its neighbours too")
@@ -272,7 +263,7 @@ def _c(answer):
                             ("validation_data()", Xv, Cv, 3e3), ("the toy example", X, C0, 1e3),
                             ("the toy example", X, C0, 1e4)]:
         want = int(kmeans_transformer(XX, CC, 1, gamma=g).one_hot[0])
-        got = as_int(_call(answer, XX, CC, g), "a count (an int)")
+        got = as_int(call_answer(answer, XX, CC, g), "a count (an int)")
         if got != want:
             more = "more" if got > want else "fewer"
             raise Wrong(f"on {name} at gamma = {g:g} you count {more} columns than the layer has: "

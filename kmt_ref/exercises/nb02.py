@@ -17,7 +17,7 @@ from ..core.attention import requ
 from ..core.tokens import run_layers
 from ..data import toy_data
 from ..trace import nearest_center
-from ._registry import Wrong, as_array, as_float, exercise, expect
+from ._registry import Wrong, as_array, as_float, call_answer, exercise, expect
 
 __all__ = ["SEPARATION_THRESHOLD", "SOFT_LAYERS", "min_separation", "separation_beta", "critical_beta"]
 
@@ -227,10 +227,7 @@ def _c026(answer):
 
 # ----------------------------------------------------------------------------- 02.7
 def _call(f, X, C):
-    try:
-        out = f(X.copy(), C.copy())
-    except Exception as exc:  # the student's function: any error becomes a hint
-        raise Wrong(f"your function raised {type(exc).__name__}: {exc}") from None
+    out = call_answer(f, X.copy(), C.copy())
     return as_array(out, C.shape, "the new centers, an array of the shape of C")
 
 

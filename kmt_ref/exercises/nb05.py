@@ -21,27 +21,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.binary import binary_codes, binary_layer, binary_transformer, binary_weights
+from ..algorithms.binary import (
+    binary_codes,
+    binary_layer,
+    binary_transformer,
+    binary_weights,
+)
 from ..algorithms.lloyd import lloyd, lloyd_layer, lloyd_weights
 from ..core.attention import layer_forward
 from ..core.tokens import prepare, run_layers, with_block
 from ..data import toy_data
-from ._registry import Wrong, as_array, as_float, expect, exercise
+from ._registry import Wrong, as_array, as_float, call_answer, exercise, expect
 
 __all__ = []
 
 #: the tie of exercise 05.3: x = 0 is halfway between the centers -1 (index 0) and 1 (index 2)
 X_TIE = np.array([[0.0, -2.0, 2.0, 10.0, 11.0]])
 C0_TIE = np.array([[-1.0, 10.0, 1.0]])
-
-
-def _call(fn, *args):
-    """fn(*args), any exception turned into a hint."""
-    expect(callable(fn), f"expected a function, got {type(fn).__name__}")
-    try:
-        return fn(*args)
-    except Exception as err:  # noqa: BLE001 (a student's function may raise anything)
-        raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None
 
 
 def scalar_code_centers(X, C0, tie="average"):
@@ -73,7 +69,7 @@ def leak_ratio(gamma=10.0):
 def _c1(answer):
     for k in (2, 3, 6, 8, 10, 17, 100):
         want = binary_codes(k)
-        got = as_array(_call(answer, k), (None, None), f"B_{k}")
+        got = as_array(call_answer(answer, k), (None, None), f"B_{k}")
         expect(got.shape[1] == k, f"B_{k} should have one column per center (k = {k}), got shape {got.shape}")
         expect(got.shape[0] == want.shape[0],
                f"B_{k} has {got.shape[0]} rows: how many bits does it take to write the numbers 0 ... {k - 1}?")
