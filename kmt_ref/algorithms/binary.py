@@ -222,6 +222,9 @@ class CodeEmbedding(Embedding):
         """The points' code slot, shift removed: ``y_i`` (m, n)."""
         return Xbar[..., self.rows("code"), :] - self.shift
 
+    def assignment_rows(self):
+        return None  # the assignments are decoded from the codes (:meth:`assignments`), not rows of the tokens
+
     def assignments(self, Xbar):
         """Y (k, n) read from the codes: 1 at j where ``y_i`` is exactly ``b_j``; 1/2 at the nearest code otherwise.
 

@@ -365,7 +365,7 @@ def _get(params, key):
 
 
 def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_size=None, overwrite=False,
-                  exact=True):
+                  exact=True, memo=None):
     r"""Apply one layer (a sequence of residual sublayers) to the two token streams.
 
     Parameters
@@ -393,6 +393,9 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
         and linear blocks): the same numbers on plain NumPy, without (r, q)
         matrices at gamma = inf. ``False`` forces the plain path below (the
         tests compare the two).
+    memo : :class:`kmt_ref.core.exact.Memo`, optional
+        Facts about the token rows that the exact path keeps from layer to
+        layer (with ``overwrite=True``); cleared when the plain path runs.
 
     Returns
     -------
@@ -411,9 +414,11 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
     Sublayer("C", (Block("3", keys="X"), Block("4", keys="C")))]``.
     """
     if exact and not record:
-        fast = fast_layer_forward(params, Xbar, Cbar, layer, overwrite, chunk_size)
+        fast = fast_layer_forward(params, Xbar, Cbar, layer, overwrite, chunk_size, memo)
         if fast is not None:
             return fast
+    if memo is not None:
+        memo.clear()  # the plain path writes tokens the memo knows nothing of
     streams = {"X": Xbar, "C": Cbar}
     rec = LayerRecord(Xbar_in=getval(Xbar), Cbar_in=getval(Cbar)) if record else None
     for sub in layer:

@@ -26,7 +26,7 @@ from ..frame import Frame, data_frame
 from ..trace import ClusteringTrace, argmax_columns, frame_objective
 from ..validation import as_centers, as_points, check_count
 from .attention import Sublayer, layer_forward
-from .exact import one_hot_columns
+from .exact import Memo, one_hot_columns
 
 __all__ = ["Embedding", "projector", "with_block", "prepare", "run_layers", "EmptyClusterError"]
 
@@ -122,7 +122,11 @@ class Embedding:
 
     def assignments(self, Xbar):
         """Read ``Y`` (k, n) back from the point tokens."""
-        return Xbar[..., self.rows("y"), :]
+        return Xbar[..., self.assignment_rows(), :]
+
+    def assignment_rows(self):
+        """The rows of the point tokens that :meth:`assignments` returns as they are, or None (a decoded read-out)."""
+        return self.rows("y")
 
 
 def projector(emb, *names):
@@ -241,14 +245,18 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     one_hot = np.empty(n_layers, dtype=np.intp)
     centers[0] = C0
     records = [] if record else None
+    memo = Memo()  # what the exact path knows of the tokens' rows (e.g. that y holds exactly these one-hot labels)
     for t in range(n_layers):
         # the tokens are this loop's own: a layer may overwrite them (exact path, residual sums in place)
-        out = layer_forward(params, Xbar, Cbar, layer, rng=rng, record=record, chunk_size=chunk_size, overwrite=True)
+        out = layer_forward(params, Xbar, Cbar, layer, rng=rng, record=record, chunk_size=chunk_size, overwrite=True,
+                            memo=memo)
         Xbar, Cbar = out[0], out[1]
         if record:
             records.append(out[2])
         Y = emb.assignments(Xbar)  # (k, n)
-        hot = one_hot_columns(Y)  # (n,) the labels in one pass when every y_i is exactly one-hot (or 0)
+        rows = emb.assignment_rows()
+        hot = None if rows is None else memo.one_hot(Xbar, rows)  # known when the layer wrote them one-hot
+        hot = one_hot_columns(Y) if hot is None else hot  # (n,) else one pass; None unless every y_i is one-hot or 0
         if hot is not None and hot.min() >= 0:
             labels[t], one_hot[t] = hot, n
         else:

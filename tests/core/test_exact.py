@@ -1,4 +1,4 @@
-"""The gamma = inf shortcuts of kmt_ref/core/exact.py against brute force and their memory bound.
+"""The gamma = inf shortcuts of kmt_ref/core/exact/limits.py against brute force and their memory bound.
 """
 import numpy as np
 

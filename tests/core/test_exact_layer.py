@@ -1,10 +1,11 @@
-"""The exact layer of kmt_ref/core/exact.py (fast_layer_forward and its helpers) against the plain path.
+"""The exact layer of kmt_ref/core/exact/ (fast_layer_forward, its helpers and its Memo) against the plain path.
 
 Every instance of the shared case table (tests/cases.py) is run through the
-layer twice, ``exact=True`` (the default: row selections, chunked argmin,
-one-hot key lookup, residual sums in place) and ``exact=False`` (the plain
-path of kmt_ref/core/attention.py), and the tokens must be the same numbers
-at every layer.
+layer three times: ``exact=True`` (the default: row selections, chunked argmin,
+one-hot key lookup, residual sums in place) on copies, the same in place with
+one Memo carried across the layers (as run_layers does), and ``exact=False``
+(the plain path of kmt_ref/core/attention.py); the tokens must be the same
+numbers at every layer, and every fact in the memo must hold.
 """
 import dataclasses
 
@@ -14,7 +15,7 @@ from cases import all_cases
 
 from kmt_ref.algorithms.lloyd import lloyd_layer, lloyd_weights
 from kmt_ref.core.attention import layer_forward
-from kmt_ref.core.exact import duplicate_groups, fast_layer_forward, one_hot_columns, selection
+from kmt_ref.core.exact import Memo, duplicate_groups, fast_layer_forward, one_hot_columns, selection
 from kmt_ref.trace import CHUNK, nearest_center, nearest_labels
 
 CASES = all_cases()
@@ -33,13 +34,60 @@ def test_exact_layer_equals_the_plain_path(name, X, C0, gamma, center_update, ga
     layer = lloyd_layer(gamma, gamma_reset, center_update=center_update)
     Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
     Xb, Cb = Xa.copy(), Ca.copy()
+    Xm, Cm, memo = Xa.copy(), Ca.copy(), Memo()
     for t in range(4):
         fast = fast_layer_forward(params, Xa, Ca, layer, chunk_size=7)  # several query chunks where r > 7 too
         assert fast is not None, "a hand-set layer with selection weights must take the plain-NumPy path"
+        kept = fast_layer_forward(params, Xm, Cm, layer, overwrite=True, chunk_size=7, memo=memo)
+        assert kept[0] is Xm and kept[1] is Cm
         plain = layer_forward(params, Xb, Cb, layer, exact=False, chunk_size=7)
         for a, b, what in zip(fast, plain, ("Xbar", "Cbar")):
             np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
+        for a, b, what in zip(kept, plain, ("Xbar", "Cbar")):
+            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1} (in place, with the memo)")
+        assert_facts_hold(memo, t)
         Xa, Ca, Xb, Cb = fast[0], fast[1], plain[0], plain[1]
+    if gamma == np.inf and gamma_reset == np.inf and np.unique(X, axis=1).shape[1] == X.shape[1]:
+        # what makes the gamma = inf layer fast on distinct points: the reset is the identity, so y is
+        # reset to +0 and receives exactly e_l (with duplicates, block 2 averages and neither fact is known)
+        assert {kind for kind, *_ in memo} == {"hot", "distinct"}
+
+
+def assert_facts_hold(memo, t):
+    for kind, Z, rows, value in memo:
+        if kind == "hot":
+            np.testing.assert_array_equal(one_hot_columns(Z[list(rows)]), value, err_msg=f"layer {t + 1}")
+        else:
+            assert kind == "distinct"
+            first, _ = duplicate_groups(Z[list(rows)])
+            np.testing.assert_array_equal(first, np.arange(Z.shape[1]), err_msg=f"layer {t + 1}")
+
+
+def test_memo_forgets_what_a_write_may_change_and_keeps_the_rest():
+    Z, other = np.zeros((5, 3)), np.zeros((5, 3))
+    memo = Memo()
+    memo.put("hot", Z, slice(2, 4), np.array([0, 1, -1]))
+    memo.put("distinct", Z, slice(0, 2), True)
+    assert memo.get("hot", Z, slice(2, 4)) is not None and memo.get("hot", Z, [2, 3]) is not None
+    assert memo.get("hot", other, slice(2, 4)) is None  # a fact names its array
+    assert memo.get("hot", Z, slice(2, 5)) is None  # and exactly its rows
+    memo.forget(other, slice(None))
+    memo.forget(Z, [4])
+    assert memo.get("hot", Z, slice(2, 4)) is not None and memo.get("distinct", Z, slice(0, 2))
+    memo.forget(Z, slice(3, 5))  # overlaps the one-hot rows only
+    assert memo.get("hot", Z, slice(2, 4)) is None and memo.get("distinct", Z, slice(0, 2))
+    memo.clear()
+    assert list(memo) == []
+
+
+def test_the_plain_path_clears_the_memo():
+    _, X, C0 = CASES[8]
+    params, emb = lloyd_weights(X.shape[0], C0.shape[1])
+    Xbar, Cbar, memo = emb.embed_points(X), emb.embed_centers(C0), Memo()
+    layer_forward(params, Xbar, Cbar, lloyd_layer(), overwrite=True, memo=memo)
+    assert list(memo)
+    layer_forward(params, Xbar, Cbar, lloyd_layer(), overwrite=True, memo=memo, record=True)
+    assert list(memo) == []  # the record path wrote new tokens: nothing the memo knew holds for them
 
 
 def test_finite_block_with_one_hot_values_that_are_not_the_identity():

@@ -1,0 +1,359 @@
+"""A whole hand-set layer on plain NumPy (:func:`fast_layer_forward`), and what it remembers (:class:`Memo`).
+
+The layer applies the block shortcuts of :mod:`kmt_ref.core.exact.limits` in the layer's order and
+does the residual sums in place; tests/core/test_exact_layer.py compares it with the plain path
+(:func:`kmt_ref.core.attention.layer_forward` with ``exact=False``) token by token on the shared
+case table.
+"""
+from __future__ import annotations
+
+import numpy as onp
+
+from ...trace import CHUNK, nearest_labels
+from .limits import (_projected, _same_rows, duplicate_groups, is_disjoint_uniform, one_hot_columns, project,
+                     same_map, segment_mean, selection, used_rows)
+
+__all__ = ["Memo", "fast_layer_forward"]
+
+
+class Memo:
+    """Facts about rows of the token arrays, each kept until a block writes those rows.
+
+    :func:`fast_layer_forward` makes every change to the tokens itself (the
+    residual sums), so it knows when a fact stops holding: before a block's
+    output is added to ``Z[rows]``, every fact about any of those rows is
+    dropped (:meth:`forget`). The facts, each about ``Z[rows]`` of one token array Z:
+
+    - ``"hot"``: its columns are exactly one-hot (entries +0 and 1) or 0, with
+      these labels (those of :func:`one_hot_columns`, -1 for a zero column).
+      Recorded when a block writes a one-hot selection onto rows of +0 (block 1
+      at gamma = inf writes ``e_l`` into every y_i that block 2 has just reset).
+      Read by a later block whose keys are those rows (block 3's lookup) and by
+      the read-out (:func:`kmt_ref.core.tokens.run_layers`): two passes over
+      the k x n codes fewer per layer.
+    - ``"distinct"``: its columns are pairwise distinct, so gamma = inf
+      self-attention with Q = K over them is the identity (:func:`_hard_self`).
+      The data rows of the point tokens are never written, so the reset block
+      of every later layer skips the hash and the sort of :func:`duplicate_groups`.
+
+    A fact holds the array itself (so no other array can take its ``id``).
+    Whatever else writes the tokens must :meth:`clear` the memo
+    (:func:`kmt_ref.core.attention.layer_forward` does when it takes the plain path).
+    """
+
+    def __init__(self):
+        self._facts = {}  # (kind, id(Z), rows as a tuple) -> (Z, value)
+
+    @staticmethod
+    def _key(kind, Z, rows):
+        return kind, id(Z), tuple(onp.arange(Z.shape[-2])[rows].tolist())
+
+    def get(self, kind, Z, rows):
+        """The fact ``kind`` about ``Z[rows]``, or None."""
+        fact = self._facts.get(self._key(kind, Z, rows))
+        return None if fact is None or fact[0] is not Z else fact[1]
+
+    def one_hot(self, Z, rows):
+        """The labels of ``Z[rows]`` if a "hot" fact covers its first rows and the rest are 0, else None.
+
+        Rows of zeros after one-hot rows leave every column's 1, and so its
+        label, where it was (block 3's keys are y and the flag, which is 0 on
+        every point token: one short pass over the flag finds it).
+        """
+        want = self._key("hot", Z, rows)[2]
+        for (kind, _, have), (arr, labels) in self._facts.items():
+            if kind == "hot" and arr is Z and want[: len(have)] == have and not onp.any(Z[list(want[len(have):])]):
+                return labels
+        return None
+
+    def put(self, kind, Z, rows, value):
+        self._facts[self._key(kind, Z, rows)] = (Z, value)
+
+    def forget(self, Z, rows):
+        """``Z[rows]`` is about to be written: drop every fact about any of these rows."""
+        written = set(onp.arange(Z.shape[-2])[rows].tolist())
+        for key in [key for key, (arr, _) in self._facts.items() if arr is Z and written & set(key[2])]:
+            del self._facts[key]
+
+    def clear(self):
+        self._facts.clear()
+
+    def __iter__(self):
+        """Every fact, as ``(kind, Z, rows, value)`` (rows a tuple of row indices)."""
+        return ((kind, Z, rows, value) for (kind, _, rows), (Z, value) in self._facts.items())
+
+
+class _OneHot:
+    """``values[:, idx]`` where every column of ``values`` is one-hot or 0 (entries 1 and +0, no -0).
+
+    Its columns are ``e_l`` for the labels ``l = hot[idx]`` (0 where -1). Written
+    onto rows of +0 (``0 + out`` is ``out`` exactly) it is a fill and one scatter
+    of q ones, instead of a gather and an add of m x q numbers; anywhere else,
+    :meth:`dense` is the gather itself.
+    """
+
+    def __init__(self, values, idx, hot):
+        self.values, self.idx, self.labels = values, idx, hot[idx]
+
+    def dense(self):
+        return self.values[:, self.idx]
+
+    def write(self, Y):
+        """Set ``Y`` (m, q) to this matrix."""
+        Y[...] = 0.0
+        cols = onp.flatnonzero(self.labels >= 0) if self.labels.min(initial=0) < 0 else onp.arange(self.labels.size)
+        Y[self.labels[cols], cols] = 1.0
+
+
+def _view_rows(W, sel, rows):
+    """The rows of Z that ``_projected(W, Z, sel, rows)`` returns (times the selection's sign), or None."""
+    if sel is not None and (rows is None or _same_rows(sel[0], rows, W.shape[0])):
+        return sel[1]
+    return None
+
+
+def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
+    """gamma = inf Euclidean cross-attention of the queries Z over the key parts (token arrays side by side).
+
+    Returns ``(v_rows, out)``: the rows of the output that V can write, and
+    their values (len(v_rows), q); None when no exact shortcut applies (the
+    caller then computes the block plainly). Both shortcuts compute the plain
+    path's scores ``-((||K z'||^2 + ||Q z||^2) - 2 (K z').(Q z))`` entry by entry
+    in the same arithmetic:
+
+    - ``hardmax`` over one key part: :func:`kmt_ref.trace.nearest_labels`,
+      CHUNK queries at a time (its ``(q_sq + k_sq) - 2 k.q``, the same numbers;
+      its argmin is the lowest-index argmax of their negation); with one-hot
+      value columns (block 1's ``e_j``) the output is an :class:`_OneHot`;
+    - ``hardmax_average`` with a first part of one-hot (or zero) projected keys
+      (:func:`one_hot_columns`): such a key's score against a query is the
+      score of the basis vector it equals, so the m + 1 scores of the basis
+      vectors and of 0 are computed once, and each key's score is looked up by
+      its label: O(r) work. The mean over the tied maxima is then accumulated
+      key by key, as :func:`segment_mean` does on the plain path. The labels
+      come from ``memo`` when a block of this layer wrote those keys (:class:`Memo`).
+    """
+    from ..attention import scores_from_projections  # the plain path's scores, for the small tables
+
+    selQ, selK, selV = selection(Q), selection(K), selection(V)
+    if selV is None:
+        return None
+    v_rows = selV[0]
+    rows = used_rows(Q, K, V)[0]  # the rows of Q and K that can change a score, as on the plain path
+    QZ = _projected(Q, Z, selQ, rows)  # (m, q)
+    keys = [_projected(K, P, selK, rows) for P in parts]  # (m, r_p) each
+    values = [_projected(V, P, selV) for P in parts]  # (d_v, r_p) each
+    if normalizer == "hardmax":
+        if len(parts) != 1 or scale != 1.0:  # a division could create ties the selection must see
+            return None
+        idx = nearest_labels(QZ, keys[0])  # (q,) lowest-index argmax of the scores
+        hot = one_hot_columns(values[0]) if values[0].shape[1] <= CHUNK else None  # small: (d_v, r)
+        if hot is not None and not onp.signbit(values[0]).any():
+            return v_rows, _OneHot(values[0], idx, hot)
+        return v_rows, values[0][:, idx]  # (fancy indexing gathers faster than take along axis 1)
+    k_rows = _view_rows(K, selK, rows) if selK is not None and selK[2] == 1.0 else None
+    labels = None if k_rows is None else memo.one_hot(parts[0], k_rows)
+    labels = one_hot_columns(keys[0]) if labels is None else labels
+    if labels is None or any(P.shape[-1] > CHUNK for P in parts[1:]):
+        return None
+    m, q = QZ.shape
+    basis = onp.concatenate([onp.eye(m), onp.zeros((m, 1))], axis=1)  # the m + 1 possible keys
+    table = scores_from_projections(basis, QZ, "euclidean", scale)  # (m + 1, q)
+    rest = [scores_from_projections(Kp, QZ, "euclidean", scale) for Kp in keys[1:]]  # small (r_p, q)
+    present = onp.bincount(onp.where(labels < 0, m, labels), minlength=m + 1) > 0  # (m + 1,); a zero key: row m
+    best = onp.max(onp.concatenate([table[present]] + rest), axis=0)  # (q,) the maximum of each query
+    top_table, top_rest = table == best, [S == best for S in rest]
+    if onp.any(top_table[present].sum(axis=1) > 1) or any(onp.any(t.sum(axis=1) > 1) for t in top_rest):
+        return None  # a key serving two queries: the plain path's dense mean
+    query_of = onp.where(top_table.any(axis=1), onp.argmax(top_table, axis=1), -1)  # (m + 1,)
+    seg = query_of[labels]  # (r_0,) the query each key of the first part serves, -1 for none
+    member = seg >= 0
+    every = bool(member.all())  # (the usual case: no mask to apply)
+    seg_m = seg if every else seg[member]
+    counts = onp.bincount(seg_m, minlength=q) + sum(t.sum(axis=0) for t in top_rest)  # (q,)
+    out = onp.empty((values[0].shape[0], q))
+    for row in range(out.shape[0]):  # summed key by key, in key order (segment_mean's arithmetic)
+        out[row] = onp.bincount(seg_m, weights=values[0][row] if every else values[0][row][member], minlength=q)
+        for t, vals in zip(top_rest, values[1:]):
+            for i in onp.flatnonzero(t.any(axis=1)):
+                out[row, onp.argmax(t[i])] += vals[row, i]
+    return v_rows, out / counts
+
+
+def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
+    """Finite-gamma cross-attention of the queries Z over the keys P, on plain NumPy; ``(v_rows, out)`` or None.
+
+    The plain path's computation (:func:`kmt_ref.core.attention.attention`: the same query chunks, scores,
+    normalizer and product, or :func:`segment_mean`) on row views of the tokens, only for the rows V
+    writes. A product's rounding can depend on its number of rows, so the product with the weights keeps
+    the plain path's (d_emb, r) operand (the keys themselves when V selects rows in place); a product
+    with one-hot rows (block 1's values) is an exact lookup instead.
+    """
+    from ..attention import scores_from_projections
+    from ..normalizers import get_normalizer
+
+    selQ, selK, selV = selection(Q), selection(K), selection(V)
+    if selV is None:
+        return None
+    rows = used_rows(Q, K, V)[0]
+    QZ, KZk, VZk = _projected(Q, Z, selQ, rows), _projected(K, P, selK, rows), _projected(V, P, selV)
+    sigma = get_normalizer(blk.normalizer)
+    q, r = Z.shape[-1], P.shape[-1]
+    big = chunk_size and q > chunk_size and r > chunk_size
+    hot = one_hot_columns(VZk.T) if VZk.shape[1] <= CHUNK else None  # the row of each value row's 1, or -1
+    in_place = selV[2] == 1.0 and _same_rows(selV[0], selV[1], V.shape[0])
+    outs = []
+    for a in range(0, q, chunk_size) if big else [0]:
+        Qc = QZ[:, a : a + chunk_size] if big else QZ
+        if blk.score == "euclidean" and blk.normalizer == "softmax":
+            W = _euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
+        else:
+            W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
+        if is_disjoint_uniform(W):
+            outs.append(segment_mean(W > 0, VZk, slice(None)))
+        elif hot is not None:  # row hot[m] of W, 0 for hot[m] = -1; W itself when V's values are the identity
+            identity = onp.array_equal(hot, onp.arange(W.shape[0]))
+            outs.append(W if identity else onp.where((hot >= 0)[:, None], W[onp.maximum(hot, 0)], 0.0))
+        else:  # the plain path's product, with its (d_emb, r) operand
+            outs.append(onp.matmul(P if in_place else project(V, None, P), W)[selV[0]])
+    return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)
+
+
+def _euclidean_softmax(KZk, QZ, scale, gamma):
+    """``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``: the same operations
+    on the same numbers, in place in one (r, q) array instead of a new array per operation."""
+    from ...validation import check_score_max
+    S = onp.sum(KZk * KZk, axis=0)[:, None] + onp.sum(QZ * QZ, axis=0)[None, :]  # (r, q)
+    T = onp.matmul(KZk.T, QZ)
+    T *= 2.0
+    T -= S  # 2 k.q - (||k||^2 + ||q||^2) = -((||k||^2 + ||q||^2) - 2 k.q) exactly (a - b = -(b - a))
+    if scale != 1.0:
+        T /= scale
+    M = onp.max(T, axis=0, keepdims=True)
+    check_score_max(M, T, 0, who="softmax")
+    T -= M
+    T *= gamma
+    E = onp.zeros_like(T)  # exp(x) is +0 for x <= -1000 (e^x < 2^-1075): exp (slow there) only runs on the others
+    live = T > -1000.0
+    with onp.errstate(over="ignore"):
+        if onp.count_nonzero(live) > live.size // 8:
+            onp.exp(T, out=E, where=live)
+        else:  # large gamma, few live scores: exp of those alone (elementwise, the same numbers), put back in place
+            at = onp.flatnonzero(live)
+            E.ravel()[at] = onp.exp(T.ravel()[at])
+    E /= onp.sum(E, axis=0, keepdims=True)
+    return E
+
+
+def _hard_self(Z, Q, K, V, memo):
+    """gamma = inf Euclidean self-attention with Q = K, lowest-index hardmax (:func:`self_attention_limit`).
+
+    Returns ``(v_rows, out)``, or ``(v_rows, (in_rows, sign))`` for identity
+    attention (all keys distinct): the output is then ``sign * Z[in_rows]``,
+    left to the caller as a view. Keys that are rows of Z (K a selection) and
+    found distinct once stay distinct until those rows are written (``memo``).
+    """
+    selK, selV = selection(K), selection(V)
+    if selV is None:
+        return None
+    if selK is not None and memo.get("distinct", Z, selK[1]):
+        return selV[0], selV[1:]  # identity attention
+    first, _ = duplicate_groups(_projected(K, Z, selK))
+    if onp.array_equal(first, onp.arange(Z.shape[-1])):
+        if selK is not None:
+            memo.put("distinct", Z, selK[1], True)
+        return selV[0], selV[1:]  # identity attention
+    return selV[0], _projected(V, Z, selV)[:, first]
+
+
+def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False, chunk_size=None, memo=None):
+    """:func:`kmt_ref.core.attention.layer_forward` on plain NumPy for hand-set layers, or None.
+
+    Applies when the tokens are plain 2-D arrays and every block is a
+    Euclidean attention with hard normalizer, or (finite gamma) a Euclidean or
+    dot attention with ``softmax`` or ``linear``, with no biases, no
+    post-operation, no options and no dropout, whose V (and Q, K where a
+    shortcut needs it) is a signed row selection (:func:`selection`). Each
+    block's output is computed only on the rows V writes (:func:`_hard_self`,
+    :func:`_hard_euclidean_cross`, :func:`_soft_cross`; a block without
+    shortcut is computed by :func:`~kmt_ref.core.attention.attention`),
+    and the residual sums are done in place, block by block in the layer's
+    order: ``stream[rows] += out``, the very additions of the plain path on
+    the rows where ``out`` is not 0 (elsewhere the plain path adds 0).
+    One exact shortcut: when a block writes ``-Z[rows]`` into the rows it
+    reads and nothing has been added there yet, ``z + (-z)`` is +0 for every
+    finite z, and the rows are set to 0.
+
+    ``overwrite=True`` lets the streams passed in be overwritten (the loop of
+    :func:`kmt_ref.core.tokens.run_layers` owns its tokens). ``memo`` (a
+    :class:`Memo`, used only with ``overwrite=True``, when the returned
+    arrays are the ones passed in) carries facts about the token rows from
+    one layer to the next and out to the read-out; it is updated in place.
+    """
+    from ..attention import FeedForward, attention
+    from ..normalizers import HARD
+
+    if type(Xbar) is not onp.ndarray or type(Cbar) is not onp.ndarray or Xbar.ndim != 2 or Cbar.ndim != 2:
+        return None
+    for sub in layer:
+        if isinstance(sub, FeedForward):
+            return None
+        for blk in sub.blocks:
+            hard = blk.normalizer in HARD and blk.score == "euclidean"
+            soft = blk.normalizer in ("softmax", "linear") and blk.gamma < onp.inf
+            if (not (hard or soft) or blk.post is not None or blk.dropout or blk.options
+                    or any(params.get(b + blk.name) is not None for b in ("bQ", "bK", "bV"))
+                    or any(type(params[m + blk.name]) is not onp.ndarray for m in "QKV")):
+                return None
+    memo = memo if overwrite and memo is not None else Memo()  # facts about copies would not outlive the call
+    streams = {"X": Xbar if overwrite else Xbar.copy(), "C": Cbar if overwrite else Cbar.copy()}
+    for sub in layer:
+        Z = streams[sub.stream]
+        outs = []
+        for blk in sub.blocks:
+            Q, K, V = (params[m + blk.name] for m in "QKV")
+            parts = [streams[s] for s in blk.keys.split("+")]
+            res = None
+            if blk.normalizer not in HARD:
+                if blk.keys != sub.stream and len(parts) == 1:
+                    res = _soft_cross(Z, parts[0], Q, K, V, blk, chunk_size)
+            elif blk.keys == sub.stream and blk.normalizer == "hardmax" and same_map(Q, K):
+                res = _hard_self(Z, Q, K, V, memo)
+            elif blk.keys != sub.stream:
+                res = _hard_euclidean_cross(Z, parts, Q, K, V, blk.normalizer, blk.scale, memo)
+            if res is None:  # no shortcut: the plain computation (dense, for small blocks)
+                Zk = parts[0] if len(parts) == 1 else onp.concatenate(parts, axis=-1)
+                res = (slice(None), attention(Z, Zk, Q, K, V, score=blk.score, normalizer=blk.normalizer,
+                                              gamma=blk.gamma, scale=blk.scale, self_attention=blk.keys == sub.stream,
+                                              chunk_size=chunk_size))
+            outs.append(res)
+        # views of Z (sign * Z[in_rows]) become arrays before Z changes; -Z[rows] first on its rows is +0
+        adds, touched = [], []
+        for rows, out in outs:
+            if isinstance(out, tuple):
+                in_rows, sign = out
+                if sign == -1.0 and in_rows == rows and isinstance(rows, slice) and not touched:
+                    out = None
+                else:
+                    out = sign * Z[in_rows]
+            adds.append((rows, out))
+            touched.append(rows)
+        zeroed = None  # rows set to +0 and not yet written: the next add to them is (+0) + out = out + 0.0
+        for rows, out in adds + [(None, None)]:
+            if rows is not None:
+                memo.forget(Z, rows)
+            same = zeroed is not None and isinstance(rows, slice) and rows == zeroed
+            if zeroed is not None and (out is None or not same):
+                Z[zeroed], zeroed = 0.0, None
+            if out is None:
+                zeroed = rows
+            elif same and isinstance(out, _OneHot):  # e_l onto +0: exactly e_l, known one-hot from now on
+                out.write(Z[rows])
+                memo.put("hot", Z, rows, out.labels)
+                zeroed = None
+            elif same:
+                onp.add(out, 0.0, out=Z[rows])  # one pass instead of two
+                zeroed = None
+            else:
+                Z[rows] += out.dense() if isinstance(out, _OneHot) else out
+    return streams["X"], streams["C"]
