@@ -116,12 +116,14 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     Every squared distance is the expression of :func:`squared_distances`
     (``(||x||^2 + ||c||^2) - 2 c.x``, the same operations in the same order),
     but the (k, n) matrix is never formed: memory O(k CHUNK), and each block
-    stays in cache. The products ``c.x`` are taken block by block; a BLAS
-    kernel may round a block's product differently from the full one in the
-    last bit (not seen here: tests/core/test_exact_layer.py), which
-    can only move a label at a near-tie. Lloyd (:func:`kmt_ref.lloyd`) and every
-    circuit at gamma = inf call this one function, so their bit-for-bit
-    equality does not rest on that.
+    stays in cache. The products ``c.x`` are taken block by block
+    (:func:`distance_blocks`). A BLAS kernel can round a column of a product
+    differently with the number of columns around it (seen: one weight of a
+    4,097-point softmax layer, tests/core/test_exact_layer.py), so the
+    attention scores of :mod:`kmt_ref.core.attention` take their products in
+    the same blocks. Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
+    gamma = inf call this one function, so their bit-for-bit equality does not
+    rest on that either.
 
     Parameters
     ----------
@@ -138,14 +140,35 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     J : float (only with ``objective=True``)
     """
     (d, n), k = X.shape, C.shape[1]
-    c_sq = np.sum(C * C, axis=0)[:, None]  # (k, 1)
-    CT = np.ascontiguousarray(C.T)  # (k, d)
     labels = np.empty(n, dtype=np.intp)
     width = min(n, CHUNK + 1)
-    D, cross, diff, hit = (np.empty(rows * width, dtype) for rows, dtype in ((k, float), (k, float), (d, float),
-                                                                              (k, bool)))  # one block each
+    diff, hit = np.empty(d * width), np.empty(k * width, dtype=bool)  # one block each
     rank = _rank(k)
     J = 0.0
+    for a, b, Db in distance_blocks(X, C, x_sq):
+        labels[a:b] = _argmin_columns(Db, _scratch(hit, k, b - a), rank)
+        if objective:
+            J += _block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a))
+    return (labels, J) if objective else labels
+
+
+def distance_blocks(X, C, x_sq=None):
+    """The squared distances of :func:`nearest_labels`, CHUNK points at a time: yields ``(a, b, D)``.
+
+    ``D`` (k, b - a) holds ``(||x_i||^2 + ||c_j||^2) - 2 c_j.x_i`` for the
+    points ``a <= i < b`` (the expression of :func:`squared_distances`, the
+    same operations in the same order), in a contiguous scratch block that the
+    next step overwrites: use it, or copy it, before asking for the next. The
+    one function that computes these numbers for :func:`nearest_labels` and
+    for the finite-gamma softmax of the exact layer
+    (:mod:`kmt_ref.core.exact.layer`), so that the argmin of its scores is
+    :func:`nearest_labels` by construction.
+    """
+    n, k = X.shape[1], C.shape[1]
+    c_sq = np.sum(C * C, axis=0)[:, None]  # (k, 1)
+    CT = C.T  # (k, d), a view: the operand the plain path passes (a copy can take another BLAS kernel, e.g. for one point)
+    width = min(n, CHUNK + 1)
+    D, cross = np.empty(k * width), np.empty(k * width)  # one block each
     for a, b in _chunks(n):
         Db, crossb, Xb = _scratch(D, k, b - a), _scratch(cross, k, b - a), X[:, a:b]
         xb_sq = np.sum(Xb * Xb, axis=0) if x_sq is None else x_sq[a:b]  # (b - a,) the same numbers, in cache
@@ -154,10 +177,7 @@ def nearest_labels(X, C, x_sq=None, objective=False):
         np.matmul(CT, Xb, out=crossb)  # c . x
         crossb *= 2.0
         Db -= crossb  # (k, b - a) squared distances
-        labels[a:b] = _argmin_columns(Db, _scratch(hit, k, b - a), rank)
-        if objective:
-            J += _block_objective(Xb, C, labels[a:b], _scratch(diff, d, b - a))
-    return (labels, J) if objective else labels
+        yield a, b, Db
 
 
 def _scratch(buf, rows, m):
@@ -165,20 +185,30 @@ def _scratch(buf, rows, m):
     return buf[: rows * m].reshape(rows, m)
 
 
-def argmax_columns(A):
+def argmax_columns(A, count_one_hot=False):
     """``np.argmax(A, axis=0)`` (ties: the lowest index) for A (k, n), CHUNK columns at a time.
 
     The same index as ``np.argmax``, computed as :func:`_argmin_columns` does
     (the maximum of each column, the mask of its entries equal to it, the
     lowest row in the mask; a block with a NaN column is left to ``np.argmax``).
+
+    With ``count_one_hot=True`` also returns how many columns are exactly a
+    standard basis vector, counted in the same pass: a column is ``e_j``
+    exactly when it has one nonzero entry and its maximum is 1 (then the
+    nonzero entry is the 1: were it anything else, the maximum would be it or
+    0; a NaN is nonzero and makes the maximum NaN).
     """
     k, n = A.shape
     out = np.empty(n, dtype=np.intp)
     hit = np.empty(k * min(n, CHUNK + 1), dtype=bool)
+    count = 0
     for a, b in _chunks(n):
         B = A[:, a:b]
-        out[a:b] = _first_equal(B, np.max(B, axis=0), _scratch(hit, k, b - a), _rank(k), np.argmax)
-    return out
+        best = np.max(B, axis=0)
+        out[a:b] = _first_equal(B, best, _scratch(hit, k, b - a), _rank(k), np.argmax)
+        if count_one_hot:
+            count += int(np.count_nonzero((np.count_nonzero(B, axis=0) == 1) & (best == 1.0)))
+    return (out, count) if count_one_hot else out
 
 
 def _rank(k):

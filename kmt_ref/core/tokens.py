@@ -245,6 +245,9 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     one_hot = np.empty(n_layers, dtype=np.intp)
     centers[0] = C0
     records = [] if record else None
+    x_rows = emb.rows("x") if "x" in emb.layout else None
+    x_kept = None  # whether Xbar[x_rows] holds X itself (checked once, when a fact of the memo needs it)
+    nearest = [None] * (n_layers + 1)  # labels of nearest_labels(X, centers[t]) where a layer computed them
     memo = Memo()  # what the exact path knows of the tokens' rows (e.g. that y holds exactly these one-hot labels)
     for t in range(n_layers):
         # the tokens are this loop's own: a layer may overwrite them (exact path, residual sums in place)
@@ -253,6 +256,10 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         Xbar, Cbar = out[0], out[1]
         if record:
             records.append(out[2])
+        fact = None if x_rows is None else memo.get("nearest", Xbar, x_rows)
+        if fact is not None and np.array_equal(fact[1], centers[t]):  # block 1 searched these very centers
+            x_kept = np.array_equal(Xbar[x_rows], X) if x_kept is None else x_kept
+            nearest[t] = fact[0] if x_kept else None
         Y = emb.assignments(Xbar)  # (k, n)
         rows = emb.assignment_rows()
         hot = None if rows is None else memo.one_hot(Xbar, rows)  # known when the layer wrote them one-hot
@@ -260,8 +267,7 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         if hot is not None and hot.min() >= 0:
             labels[t], one_hot[t] = hot, n
         else:
-            labels[t] = argmax_columns(Y)  # np.argmax(Y, axis=0), faster along the short axis
-            one_hot[t] = int(np.sum(np.all((Y == 0) | (Y == 1), axis=0) & (np.sum(Y == 1, axis=0) == 1)))
+            labels[t], one_hot[t] = argmax_columns(Y, count_one_hot=True)  # np.argmax(Y, axis=0), and the e_j
         if check_nonempty:
             empty = np.flatnonzero(np.sum(Y, axis=1) == 0)
             if empty.size:
@@ -274,8 +280,8 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     frame = frame or Frame(np.zeros(d), 0)
     known = [nearest_readout and t < n_layers and one_hot[t] == n for t in range(n_layers + 1)]
     x_sq = np.sum(X * X, axis=0)  # (n,) once for every search (nearest_labels computes the same numbers)
-    J = np.array([frame_objective(X, centers[t], labels[t] if known[t] else None, x_sq)
-                  for t in range(n_layers + 1)])  # (T+1,) in the frame
+    found = [nearest[t] if nearest[t] is not None else labels[t] if known[t] else None for t in range(n_layers + 1)]
+    J = np.array([frame_objective(X, centers[t], found[t], x_sq) for t in range(n_layers + 1)])  # (T+1,) in the frame
     Y_final = emb.assignments(Xbar) if n_layers else None
     return ClusteringTrace(
         centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J), assignments=Y_final,

@@ -50,13 +50,18 @@ def test_exact_layer_equals_the_plain_path(name, X, C0, gamma, center_update, ga
     if gamma == np.inf and gamma_reset == np.inf and np.unique(X, axis=1).shape[1] == X.shape[1]:
         # what makes the gamma = inf layer fast on distinct points: the reset is the identity, so y is
         # reset to +0 and receives exactly e_l (with duplicates, block 2 averages and neither fact is known)
-        assert {kind for kind, *_ in memo} == {"hot", "distinct"}
+        assert {kind for kind, *_ in memo} == {"hot", "distinct", "nearest"}
+    if gamma < np.inf and C0.shape[1] <= 7:  # finite-gamma block 1 (in one query chunk) finds the nearest centers
+        assert "nearest" in {kind for kind, *_ in memo}
 
 
 def assert_facts_hold(memo, t):
     for kind, Z, rows, value in memo:
         if kind == "hot":
             np.testing.assert_array_equal(one_hot_columns(Z[list(rows)]), value, err_msg=f"layer {t + 1}")
+        elif kind == "nearest":
+            labels, keys = value
+            np.testing.assert_array_equal(labels, nearest_labels(Z[list(rows)], keys), err_msg=f"layer {t + 1}")
         else:
             assert kind == "distinct"
             first, _ = duplicate_groups(Z[list(rows)])
@@ -192,6 +197,50 @@ def test_argmax_columns_is_numpys_argmax():
     np.testing.assert_array_equal(argmax_columns(A), np.argmax(A, axis=0))
     A[2, CHUNK + 7] = np.nan  # numpy's argmax returns the first NaN
     np.testing.assert_array_equal(argmax_columns(A), np.argmax(A, axis=0))
+
+
+def test_argmax_columns_counts_the_exact_basis_vectors():
+    from kmt_ref.trace import argmax_columns
+
+    n = 2 * CHUNK + 3
+    Y = np.eye(4)[:, np.arange(n) % 4]
+    odd = {5: [0.5, 0.5, 0, 0], 6: [1, 1e-300, 0, 0], 7: [1, -1e-300, 0, 0], 8: [0, 0, 0, 0], 9: [2, 0, 0, 0],
+           10: [-1, 0, 0, 0], 11: [np.nan, 0, 0, 0], 12: [1, np.nan, 0, 0], 13: [-0.0, 1, -0.0, 0],
+           CHUNK + 1: [0, 1 + 2e-16, 0, 0]}
+    for col, value in odd.items():
+        Y[:, col] = value
+    exact = np.all((Y == 0) | (Y == 1), axis=0) & (np.sum(Y == 1, axis=0) == 1)  # the definition
+    labels, count = argmax_columns(Y, count_one_hot=True)
+    assert count == int(exact.sum()) == n - len(odd) + 1  # column 13 (-0 beside the 1) is e_1
+    np.testing.assert_array_equal(labels, argmax_columns(Y))
+
+
+@pytest.mark.parametrize("n", [2 * CHUNK + 1, 5000])
+@pytest.mark.parametrize("gamma,center_update", [(1e4, "linear"), (3.0, "euclidean"), (np.inf, "euclidean")])
+def test_exact_layer_over_several_chunks_equals_the_plain_path(n, gamma, center_update):
+    """n above CHUNK: the exact layer takes its products CHUNK points at a time (trace.distance_blocks), the plain
+    path in one piece; the tokens must still be the same numbers (the caveat of nearest_labels' docstring,
+    checked here on sizes where it could show), and the objective from the memo's nearest centers the searched one."""
+    from kmt_ref import kmeans_transformer
+    from kmt_ref.trace import frame_objective
+
+    rng = np.random.default_rng(n)
+    X = rng.uniform(0, 1, (16, n))
+    C0 = X[:, rng.choice(n, 16, replace=False)]
+    params, emb = lloyd_weights(16, 16, center_update)
+    layer = lloyd_layer(gamma, center_update=center_update)
+    Xm, Cm, memo = emb.embed_points(X), emb.embed_centers(C0), Memo()
+    Xb, Cb = Xm.copy(), Cm.copy()
+    for t in range(3):
+        kept = fast_layer_forward(params, Xm, Cm, layer, overwrite=True, chunk_size=1024, memo=memo)
+        plain = layer_forward(params, Xb, Cb, layer, exact=False, chunk_size=1024)
+        for a, b, what in zip(kept, plain, ("Xbar", "Cbar")):
+            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
+        assert_facts_hold(memo, t)
+        Xb, Cb = plain
+    trace = kmeans_transformer(X, C0, 3, gamma=gamma, center_update=center_update)  # data in [0, 1]: no frame shift
+    searched = [frame_objective(X, C) for C in trace.centers]
+    np.testing.assert_array_equal(trace.objective, searched)
 
 
 @pytest.mark.parametrize("case", all_cases()[::5], ids=lambda c: c[0])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as onp
 
-from ...trace import CHUNK, nearest_labels
+from ...trace import CHUNK, _argmin_columns, _rank, _scratch, distance_blocks, nearest_labels
 from .limits import (_projected, _same_rows, duplicate_groups, is_disjoint_uniform, one_hot_columns, project,
                      same_map, segment_mean, selection, used_rows)
 
@@ -35,6 +35,12 @@ class Memo:
       self-attention with Q = K over them is the identity (:func:`_hard_self`).
       The data rows of the point tokens are never written, so the reset block
       of every later layer skips the hash and the sort of :func:`duplicate_groups`.
+    - ``"nearest"``: ``(labels, keys)``: ``labels`` are
+      :func:`kmt_ref.trace.nearest_labels` ``(Z[rows], keys)`` for the key
+      values ``keys`` (a copy). Block 1 computes them with its scores, at gamma
+      = inf and at finite gamma alike; the read-out uses them for the
+      objective of the centers the layer started from, where it would
+      otherwise search for the nearest centers once more.
 
     A fact holds the array itself (so no other array can take its ``id``).
     Whatever else writes the tokens must :meth:`clear` the memo
@@ -105,6 +111,18 @@ class _OneHot:
         Y[self.labels[cols], cols] = 1.0
 
 
+def _remember_nearest(memo, Z, Q, selQ, K, selK, rows, KZk, labels):
+    """Record that ``labels`` are :func:`~kmt_ref.trace.nearest_labels` of the queries (rows of Z) among the keys KZk.
+
+    Only for queries and keys that are rows of the tokens (unsigned selections) and few keys, whose
+    values are kept (the keys change when their block writes them; the fact is about these values).
+    """
+    q_rows = _view_rows(Q, selQ, rows) if selQ is not None and selQ[2] == 1.0 else None
+    k_rows = _view_rows(K, selK, rows) if selK is not None and selK[2] == 1.0 else None
+    if q_rows is not None and k_rows is not None and KZk.shape[1] <= CHUNK:
+        memo.put("nearest", Z, q_rows, (labels, KZk.copy()))
+
+
 def _view_rows(W, sel, rows):
     """The rows of Z that ``_projected(W, Z, sel, rows)`` returns (times the selection's sign), or None."""
     if sel is not None and (rows is None or _same_rows(sel[0], rows, W.shape[0])):
@@ -147,6 +165,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
         if len(parts) != 1 or scale != 1.0:  # a division could create ties the selection must see
             return None
         idx = nearest_labels(QZ, keys[0])  # (q,) lowest-index argmax of the scores
+        _remember_nearest(memo, Z, Q, selQ, K, selK, rows, keys[0], idx)
         hot = one_hot_columns(values[0]) if values[0].shape[1] <= CHUNK else None  # small: (d_v, r)
         if hot is not None and not onp.signbit(values[0]).any():
             return v_rows, _OneHot(values[0], idx, hot)
@@ -180,7 +199,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
     return v_rows, out / counts
 
 
-def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
+def _soft_cross(Z, P, Q, K, V, blk, chunk_size, memo):
     """Finite-gamma cross-attention of the queries Z over the keys P, on plain NumPy; ``(v_rows, out)`` or None.
 
     The plain path's computation (:func:`kmt_ref.core.attention.attention`: the same query chunks, scores,
@@ -205,10 +224,14 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
     outs = []
     for a in range(0, q, chunk_size) if big else [0]:
         Qc = QZ[:, a : a + chunk_size] if big else QZ
-        if blk.score == "euclidean" and blk.normalizer == "softmax":
-            W = _euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
-        else:
+        fast = (_euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
+                if blk.score == "euclidean" and blk.normalizer == "softmax" else None)
+        if fast is None:
             W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
+        else:
+            W = fast[0]
+            if not big:  # the queries' nearest keys come free with the scores: remember them
+                _remember_nearest(memo, Z, Q, selQ, K, selK, rows, KZk, fast[1])
         if is_disjoint_uniform(W):
             outs.append(segment_mean(W > 0, VZk, slice(None)))
         elif hot is not None:  # row hot[m] of W, 0 for hot[m] = -1; W itself when V's values are the identity
@@ -220,29 +243,49 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size):
 
 
 def _euclidean_softmax(KZk, QZ, scale, gamma):
-    """``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``: the same operations
-    on the same numbers, in place in one (r, q) array instead of a new array per operation."""
-    from ...validation import check_score_max
-    S = onp.sum(KZk * KZk, axis=0)[:, None] + onp.sum(QZ * QZ, axis=0)[None, :]  # (r, q)
-    T = onp.matmul(KZk.T, QZ)
-    T *= 2.0
-    T -= S  # 2 k.q - (||k||^2 + ||q||^2) = -((||k||^2 + ||q||^2) - 2 k.q) exactly (a - b = -(b - a))
-    if scale != 1.0:
-        T /= scale
-    M = onp.max(T, axis=0, keepdims=True)
-    check_score_max(M, T, 0, who="softmax")
-    T -= M
-    T *= gamma
-    E = onp.zeros_like(T)  # exp(x) is +0 for x <= -1000 (e^x < 2^-1075): exp (slow there) only runs on the others
-    live = T > -1000.0
-    with onp.errstate(over="ignore"):
-        if onp.count_nonzero(live) > live.size // 8:
-            onp.exp(T, out=E, where=live)
-        else:  # large gamma, few live scores: exp of those alone (elementwise, the same numbers), put back in place
-            at = onp.flatnonzero(live)
-            E.ravel()[at] = onp.exp(T.ravel()[at])
-    E /= onp.sum(E, axis=0, keepdims=True)
-    return E
+    """``(W, labels)``: ``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``
+    and :func:`kmt_ref.trace.nearest_labels` ``(QZ, KZk)``; None if a query's maximum score is not finite.
+
+    The scores are ``-D`` for the squared distances D of
+    :func:`kmt_ref.trace.distance_blocks` (the plain path's expression;
+    ``-(a - b)`` is exact), divided by ``scale``; then the softmax's own
+    operations in its order: the maximum, subtracted, times gamma, exp,
+    divided by the sum. All of it CHUNK queries at a time, so that every
+    operation runs on a block in cache (the products are taken block by block,
+    as :func:`~kmt_ref.trace.nearest_labels` takes them: the caveat of its
+    docstring). exp only runs on scores above -1000 (below, e^x is +0, which
+    NumPy's exp reaches by a slow path): in place where many are, else on
+    those alone (elementwise: the same numbers). The labels are the lowest
+    argmin of the same D by nearest_labels' own function: they *are*
+    nearest_labels, not a second search that could round differently. When a
+    maximum is not finite (NaN, +inf, or every score -inf) the caller's plain
+    path raises its error.
+    """
+    r, q = KZk.shape[1], QZ.shape[1]
+    W, labels = onp.empty((r, q)), onp.empty(q, dtype=onp.intp)
+    width = min(q, CHUNK + 1)
+    hit, E, rank = onp.empty(r * width, dtype=bool), onp.empty(r * width), _rank(r)
+    for a, b, T in distance_blocks(QZ, KZk):  # T holds D, then the scores, in place
+        labels[a:b] = _argmin_columns(T, _scratch(hit, r, b - a), rank)
+        onp.negative(T, out=T)
+        if scale != 1.0:
+            T /= scale
+        M = onp.max(T, axis=0, keepdims=True)
+        if not onp.isfinite(M).all():
+            return None
+        T -= M
+        Eb = _scratch(E, r, b - a)
+        Eb[...] = 0.0  # exp(x) is +0 for x <= -1000 (e^x < 2^-1075)
+        with onp.errstate(over="ignore"):  # gamma (s - max) is -inf far below the maximum: weight 0
+            T *= gamma
+            live = T > -1000.0
+            if onp.count_nonzero(live) > live.size // 8:
+                onp.exp(T, out=Eb, where=live)
+            else:  # large gamma, few live scores: exp of those alone, put back in place
+                at = onp.flatnonzero(live)
+                Eb.ravel()[at] = onp.exp(T.ravel()[at])
+        onp.divide(Eb, onp.sum(Eb, axis=0, keepdims=True), out=W[:, a:b])
+    return W, labels
 
 
 def _hard_self(Z, Q, K, V, memo):
@@ -316,7 +359,7 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False, chunk_size=No
             res = None
             if blk.normalizer not in HARD:
                 if blk.keys != sub.stream and len(parts) == 1:
-                    res = _soft_cross(Z, parts[0], Q, K, V, blk, chunk_size)
+                    res = _soft_cross(Z, parts[0], Q, K, V, blk, chunk_size, memo)
             elif blk.keys == sub.stream and blk.normalizer == "hardmax" and same_map(Q, K):
                 res = _hard_self(Z, Q, K, V, memo)
             elif blk.keys != sub.stream:
