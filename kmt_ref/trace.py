@@ -201,13 +201,14 @@ def argmax_columns(A, count_one_hot=False):
     k, n = A.shape
     out = np.empty(n, dtype=np.intp)
     hit = np.empty(k * min(n, CHUNK + 1), dtype=bool)
-    count = 0
+    count, small = 0, np.int16 if k < 2**15 else np.int64
     for a, b in _chunks(n):
         B = A[:, a:b]
         best = np.max(B, axis=0)
         out[a:b] = _first_equal(B, best, _scratch(hit, k, b - a), _rank(k), np.argmax)
         if count_one_hot:
-            count += int(np.count_nonzero((np.count_nonzero(B, axis=0) == 1) & (best == 1.0)))
+            nonzero = np.not_equal(B, 0.0, out=_scratch(hit, k, b - a)).sum(axis=0, dtype=small)
+            count += int(np.count_nonzero((nonzero == 1) & (best == 1.0)))
     return (out, count) if count_one_hot else out
 
 

@@ -204,6 +204,8 @@ def is_disjoint_uniform(W):
     """
     if type(W) is not onp.ndarray or W.ndim != 2 or W.shape[0] < W.shape[1]:  # q disjoint sets need q <= r keys
         return False
+    if onp.count_nonzero(W) > W.shape[0]:  # more nonzero weights than keys: a key serves two queries (one fast pass)
+        return False
     top = W > 0
     counts = top.sum(axis=0)  # a total above r: some key serves two queries (checked first: one fast sum)
     return bool(onp.all(counts > 0) and counts.sum() <= W.shape[0] and onp.all(top.sum(axis=1) <= 1)
