@@ -95,21 +95,44 @@ def test_the_plain_path_clears_the_memo():
     assert list(memo) == []  # the record path wrote new tokens: nothing the memo knew holds for them
 
 
-def test_finite_block_with_one_hot_values_that_are_not_the_identity():
-    """V1 selects only some of the centers' one-hot rows: each output row is a row of the weights, or 0."""
+@pytest.mark.parametrize("gamma", [3.0, np.inf])
+def test_block_1_with_one_hot_values_that_are_not_the_identity(gamma):
+    """V1 selects only some of the centers' one-hot rows: each output row is a row of the weights, or 0
+    (at gamma = inf: a center whose value column is 0 gives its points a zero y, label -1 in the memo)."""
     _, X, C0 = CASES[8]
     params, emb = lloyd_weights(X.shape[0], C0.shape[1], "linear")
     V1 = params["V1"].copy()
     rows = np.flatnonzero(V1.any(axis=1))
     V1[rows[1]] = 0.0  # the selection loses one row
     params = dict(params, V1=V1)
-    layer = lloyd_layer(3.0, center_update="linear")
+    layer = lloyd_layer(gamma, center_update="linear")
     Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
+    memo = Memo()
     fast = fast_layer_forward(params, Xa.copy(), Ca.copy(), layer)
+    kept = fast_layer_forward(params, Xa.copy(), Ca.copy(), layer, overwrite=True, memo=memo)
     assert fast is not None
     plain = layer_forward(params, Xa.copy(), Ca.copy(), layer, exact=False)
-    for a, b in zip(fast, plain):
+    for a, b, c in zip(fast, plain, kept):
         np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(c, b)
+    assert_facts_hold(memo, 0)
+
+
+def test_gamma_inf_block_1_with_a_zero_value_column():
+    """A center token whose y is 0 (not e_j): its points get y = 0, written as a fill and a scatter that skips
+    them, and known to the memo as label -1; the tokens equal the plain path's."""
+    _, X, C0 = CASES[8]
+    params, emb = lloyd_weights(X.shape[0], C0.shape[1])
+    Xa, Ca = emb.embed_points(X), emb.embed_centers(C0)
+    Ca[emb.rows("y"), 1] = 0.0
+    memo = Memo()
+    kept = fast_layer_forward(params, Xa.copy(), Ca.copy(), lloyd_layer(), overwrite=True, memo=memo)
+    plain = layer_forward(params, Xa.copy(), Ca.copy(), lloyd_layer(), exact=False)
+    for a, b in zip(kept, plain):
+        np.testing.assert_array_equal(a, b)
+    assert_facts_hold(memo, 0)
+    hot = [value for kind, _, _, value in memo if kind == "hot"]
+    assert len(hot) == 1 and (hot[0] == -1).any() and (hot[0] >= 0).any()
 
 
 def test_exact_layer_does_not_touch_its_input_unless_allowed():
