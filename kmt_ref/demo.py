@@ -61,7 +61,7 @@ import numpy as np
 from .algorithms.lloyd import kmeans_transformer, lloyd
 from .core.normalizers import softmax
 from .data import VALIDATION_SEED, paper_validation_data, validation_data
-from .trace import assign
+from .trace import argmax_columns, assign
 from .validation import check_choice, check_count, check_gamma
 
 __all__ = ["validation_runs", "load_validation_data", "one_hot_count", "float32_one_hot",
@@ -156,11 +156,11 @@ def one_hot_count(W, axis=0):
     Returns
     -------
     int
-        Columns with one entry exactly 1.0 and all others exactly 0.0.
+        Columns with one entry exactly 1.0 and all others exactly 0.0 (counted by
+        :func:`kmt_ref.trace.argmax_columns`, as the trace's ``one_hot`` is).
     """
-    W = np.asarray(W)
-    exact = np.all((W == 0) | (W == 1), axis=axis) & (np.sum(W == 1, axis=axis) == 1)
-    return int(np.sum(exact))
+    W = np.moveaxis(np.asarray(W), axis, 0)
+    return argmax_columns(W.reshape(W.shape[0], -1), count_one_hot=True)[1]
 
 
 def _float32_block1(X, C, gamma):
