@@ -238,6 +238,37 @@ def test_argmax_columns_counts_the_exact_basis_vectors():
     np.testing.assert_array_equal(labels, argmax_columns(Y))
 
 
+@pytest.mark.parametrize("gamma", [np.inf, 1e4])
+def test_exact_layer_over_several_chunks_with_duplicates_and_an_empty_cluster(gamma):
+    """n above CHUNK, integer data (exact ties, every point repeated) and a center far from every point:
+    the reset is not the identity (no "distinct" fact, y not reset to +0), the far cluster stays empty, and
+    the tokens still equal the plain path's; at gamma = inf the trace is Lloyd's bit for bit."""
+    from kmt_ref import kmeans_transformer, lloyd
+
+    rng = np.random.default_rng(7)
+    n = 2 * CHUNK + 1
+    X = rng.integers(0, 6, (3, n)).astype(float)  # 216 distinct points: many duplicates and ties
+    C0 = np.concatenate([X[:, :4], [[50.0], [50.0], [50.0]]], axis=1)  # the last center attracts no point
+    params, emb = lloyd_weights(3, 5)
+    layer = lloyd_layer(gamma)
+    Xm, Cm, memo = emb.embed_points(X), emb.embed_centers(C0), Memo()
+    Xb, Cb = Xm.copy(), Cm.copy()
+    for t in range(3):
+        kept = fast_layer_forward(params, Xm, Cm, layer, overwrite=True, chunk_size=1024, memo=memo)
+        plain = layer_forward(params, Xb, Cb, layer, exact=False, chunk_size=1024)
+        for a, b, what in zip(kept, plain, ("Xbar", "Cbar")):
+            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
+        assert_facts_hold(memo, t)
+        assert not any(kind == "distinct" and Z is Xm for kind, Z, *_ in memo)  # the points repeat
+        Xb, Cb = plain
+    np.testing.assert_array_equal(Cm[:3, 4], [50.0, 50.0, 50.0])  # the empty cluster kept its center
+    if gamma == np.inf:
+        trf, ref = kmeans_transformer(X, C0, 3), lloyd(X, C0, 3)
+        np.testing.assert_array_equal(trf.labels, ref.labels)
+        np.testing.assert_array_equal(trf.centers, ref.centers)
+        np.testing.assert_array_equal(trf.objective, ref.objective)
+
+
 @pytest.mark.parametrize("n", [2 * CHUNK + 1, 5000])
 @pytest.mark.parametrize("gamma,center_update", [(1e4, "linear"), (3.0, "euclidean"), (np.inf, "euclidean")])
 def test_exact_layer_over_several_chunks_equals_the_plain_path(n, gamma, center_update):
