@@ -238,6 +238,21 @@ def test_argmax_columns_counts_the_exact_basis_vectors():
     np.testing.assert_array_equal(labels, argmax_columns(Y))
 
 
+def in_place_and_plain(params, emb, layer, X, C0, n_layers=3, chunk_size=1024):
+    """``n_layers`` of the exact layer in place with one Memo, beside the plain path: the tokens must be equal
+    after every layer and every fact of the memo must hold. Returns the in-place tokens and the memo."""
+    Xm, Cm, memo = emb.embed_points(X), emb.embed_centers(C0), Memo()
+    Xb, Cb = Xm.copy(), Cm.copy()
+    for t in range(n_layers):
+        kept = fast_layer_forward(params, Xm, Cm, layer, overwrite=True, chunk_size=chunk_size, memo=memo)
+        assert kept[0] is Xm and kept[1] is Cm
+        Xb, Cb = layer_forward(params, Xb, Cb, layer, exact=False, chunk_size=chunk_size)
+        for a, b, what in zip(kept, (Xb, Cb), ("Xbar", "Cbar")):
+            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
+        assert_facts_hold(memo, t)
+    return Xm, Cm, memo
+
+
 @pytest.mark.parametrize("gamma", [np.inf, 1e4])
 def test_exact_layer_over_several_chunks_with_duplicates_and_an_empty_cluster(gamma):
     """n above CHUNK, integer data (exact ties, every point repeated) and a center far from every point:
@@ -250,17 +265,8 @@ def test_exact_layer_over_several_chunks_with_duplicates_and_an_empty_cluster(ga
     X = rng.integers(0, 6, (3, n)).astype(float)  # 216 distinct points: many duplicates and ties
     C0 = np.concatenate([X[:, :4], [[50.0], [50.0], [50.0]]], axis=1)  # the last center attracts no point
     params, emb = lloyd_weights(3, 5)
-    layer = lloyd_layer(gamma)
-    Xm, Cm, memo = emb.embed_points(X), emb.embed_centers(C0), Memo()
-    Xb, Cb = Xm.copy(), Cm.copy()
-    for t in range(3):
-        kept = fast_layer_forward(params, Xm, Cm, layer, overwrite=True, chunk_size=1024, memo=memo)
-        plain = layer_forward(params, Xb, Cb, layer, exact=False, chunk_size=1024)
-        for a, b, what in zip(kept, plain, ("Xbar", "Cbar")):
-            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
-        assert_facts_hold(memo, t)
-        assert not any(kind == "distinct" and Z is Xm for kind, Z, *_ in memo)  # the points repeat
-        Xb, Cb = plain
+    Xm, Cm, memo = in_place_and_plain(params, emb, lloyd_layer(gamma), X, C0)
+    assert not any(kind == "distinct" and Z is Xm for kind, Z, *_ in memo)  # the points repeat
     np.testing.assert_array_equal(Cm[:3, 4], [50.0, 50.0, 50.0])  # the empty cluster kept its center
     if gamma == np.inf:
         trf, ref = kmeans_transformer(X, C0, 3), lloyd(X, C0, 3)
@@ -272,9 +278,10 @@ def test_exact_layer_over_several_chunks_with_duplicates_and_an_empty_cluster(ga
 @pytest.mark.parametrize("n", [2 * CHUNK + 1, 5000])
 @pytest.mark.parametrize("gamma,center_update", [(1e4, "linear"), (3.0, "euclidean"), (np.inf, "euclidean")])
 def test_exact_layer_over_several_chunks_equals_the_plain_path(n, gamma, center_update):
-    """n above CHUNK: the exact layer takes its products CHUNK points at a time (trace.distance_blocks), the plain
-    path in one piece; the tokens must still be the same numbers (the caveat of nearest_labels' docstring,
-    checked here on sizes where it could show), and the objective from the memo's nearest centers the searched one."""
+    """n above CHUNK: the exact layer and the plain path take their products in the same CHUNK-column blocks
+    (trace.distance_blocks); before the plain path did, one weight of the n = 4,097 layer at gamma = 1e4 differed
+    in its 11th digit (a BLAS kernel rounds a column differently with the columns around it). The tokens must be
+    the same numbers, and the objective from the memo's nearest centers the searched one."""
     from kmt_ref import kmeans_transformer
     from kmt_ref.trace import frame_objective
 
@@ -282,16 +289,7 @@ def test_exact_layer_over_several_chunks_equals_the_plain_path(n, gamma, center_
     X = rng.uniform(0, 1, (16, n))
     C0 = X[:, rng.choice(n, 16, replace=False)]
     params, emb = lloyd_weights(16, 16, center_update)
-    layer = lloyd_layer(gamma, center_update=center_update)
-    Xm, Cm, memo = emb.embed_points(X), emb.embed_centers(C0), Memo()
-    Xb, Cb = Xm.copy(), Cm.copy()
-    for t in range(3):
-        kept = fast_layer_forward(params, Xm, Cm, layer, overwrite=True, chunk_size=1024, memo=memo)
-        plain = layer_forward(params, Xb, Cb, layer, exact=False, chunk_size=1024)
-        for a, b, what in zip(kept, plain, ("Xbar", "Cbar")):
-            np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
-        assert_facts_hold(memo, t)
-        Xb, Cb = plain
+    in_place_and_plain(params, emb, lloyd_layer(gamma, center_update=center_update), X, C0)
     trace = kmeans_transformer(X, C0, 3, gamma=gamma, center_update=center_update)  # data in [0, 1]: no frame shift
     searched = [frame_objective(X, C) for C in trace.centers]
     np.testing.assert_array_equal(trace.objective, searched)
