@@ -1,24 +1,40 @@
 r"""The leaner k-means transformer: binary codes instead of one-hot assignments, ``d_emb = d + ceil(log2 k)``.
 
-The follow-up by the same authors, "Leaner Transformers Can Easily Learn to
-Cluster" (arXiv 2610.09760), replaces the one-hot slot of Theorem 2.1 by
-binary codes. As issue 13 restates it (we could not read the follow-up's text
-ourselves; the statements below marked *follow-up* are its, as restated there):
+The follow-up by the same authors, C. Park, K. L. Clarkson, L. Horesh, T. Ito,
+P. Ram, "Leaner Transformers Can Easily Learn to Cluster" (arXiv 2610.09760),
+replaces the one-hot slot of Theorem 2.1 by binary codes (its Section 2 and
+Appendix B). What it states (*follow-up*), and where kmt_ref differs:
 
-- *follow-up*: the code matrix ``B_k`` in {0,1}^{m x k}, ``m = ceil(log2 k)``;
-  column j is the binary representation of j - 1 (here: of the 0-based
-  index j), the first row the least significant bit (``B_6`` has rows
-  010101 / 001100 / 000011);
-- *follow-up*: point tokens ``[x_i; y_i]`` with ``Y^(0) = 0``, center tokens
-  ``[c_j; b_j]``;
-- *follow-up*: encoder blocks 1, 2 as Theorem 2.1's with ``V1 = -V2 = P_B`` (the
-  code projector): block 1 writes ``b_{j*}`` into ``y_i``, block 2 resets the
-  old y; decoder blocks ``Q3 = K3 = Q4 = K4 = P_B``, ``V3 = -V4 = P_X``:
-  members sit at code distance 0, non-members at distance >= 1, the averaging
-  hardmax gives block 3 the member mean and block 4 resets C;
-- *follow-up*: at gamma = inf layer t equals Lloyd after t iterations, assuming
-  distinct points, a unique nearest center and no empty clusters. (Issue 13
-  notes that their eq. 14 prints ``[0_{dxk}; 0_k]`` where ``[0; B_k]`` is meant.)
+- *follow-up*, Definition 2.1 (eq. (BN)): ``B_k`` in {0,1}^{m x k},
+  ``m = ceil(log2 k)``, column i the binary representation of i - 1 in m
+  bits; its example ``B_6`` has rows 010101 / 001100 / 000011, so the first
+  row is the least significant bit. Here column j (0-based) holds the bits of
+  j: the same matrix. *Differs:* for k = 1 the follow-up has m = 0 rows;
+  kmt_ref keeps one (:func:`code_length`).
+- *follow-up*, Definition 2.1: point tokens ``[x_i; y_i]`` with
+  ``Y^(0) = 0``, center tokens ``[c_j; b_j]``.
+- *follow-up*, Definition 2.2 (eq. (3)): the attention
+  ``V Z' softmax(-(gamma / sqrt(d_emb)) sqdist(Q Z, K Z'))``, no biases.
+  *Differs:* kmt_ref's hand-set circuits score ``-gamma ||K z'_j - Q z_i||^2``,
+  without the ``1/sqrt(d_emb)``: the same at gamma = inf; at finite gamma
+  kmt_ref's gamma is the follow-up's gamma / sqrt(d_emb).
+- *follow-up*, Definition 2.3 (eq. (4)): the layer of Theorem 2.1, the
+  decoder reading the updated points.
+- *follow-up*, Theorem 2.1, restated and proved as Theorem B.1 (Appendix B):
+  ``Q1 = K1 = Q2 = K2 = P_X``, ``V1 = -V2 = P_B`` (the code projector): block
+  1 writes ``b_{j*}`` into ``y_i``, block 2 subtracts the old y;
+  ``Q3 = K3 = Q4 = K4 = P_B``, ``V3 = -V4 = P_X``: block 3, the averaging
+  hardmax over ``-sqdist(B_k, Y)`` (eqs. (17)-(18)), takes the mean of the
+  members (code distance 0; non-members are at distance >= 1), block 4
+  subtracts the old C. Then layer t equals Lloyd after t iterations at
+  gamma = inf. Theorem B.1 assumes that no iteration leaves a cluster empty;
+  its proof also assumes distinct points (``hardmax(-sqdist(X, X)) = I_n``)
+  and a unique maximum in every column of block 1's hardmax (a unique
+  nearest center). Eq. (14) as printed reads ``[0_{dxk}; 0_k]`` where eq.
+  (13) has ``[0_{dxk}; B_k]``. The follow-up notes (end of Appendix B) that
+  its block 3 is distance attention at gamma = inf where the ICML paper's is
+  linear attention. *Differs:* kmt_ref needs none of the three assumptions:
+  duplicate points carry the same y, ties and empty clusters as below.
 
 What kmt_ref adds, each the project's own and marked **(open)**:
 
@@ -30,26 +46,30 @@ What kmt_ref adds, each the project's own and marked **(open)**:
 - ``empty="keep"`` (default) is an extension **within the token budget** (no
   extra row, ``d_emb = d + m``) that keeps an empty cluster's center exactly,
   as kmt_ref's Theorem 2.1 does with its flag row. Points carry their code
-  shifted by ``beta = 2^-p`` in every bit, ``y_i = b_{j*} + beta 1`` (a bias
+  shifted by ``delta = 2^-p`` in every bit, ``y_i = b_{j*} + delta 1`` (a bias
   of block 1's value), and block 3's query carries the same shift (a bias of
   Q3), while its keys are the updated points *and* the centers. Then against
-  center j's query ``b_j + beta 1``: members score 0, every other point
-  ``-Hamming <= -1``, center j's own token ``-m beta^2`` (in ``[-1/2, 0)``,
-  :func:`code_shift`), every other center ``< -m beta^2`` (because
-  ``beta < 1/2``). The averaging hardmax therefore takes the members' mean, or
+  center j's query ``b_j + delta 1``: members score 0, every other point
+  ``-Hamming <= -1``, center j's own token ``-m delta^2`` (in ``[-1/2, 0)``,
+  :func:`code_shift`), every other center ``< -m delta^2`` (because
+  ``delta < 1/2``). The averaging hardmax therefore takes the members' mean, or
   ``c_j`` alone when there is none: Lloyd's "keep", bit for bit.
 - ``tie="lowest"`` (default): block 1 uses the lowest-index hardmax, so a tied
   point gets the code of the lowest-index center, as in ``np.argmin`` Lloyd:
   ties are exact at no cost (the convention kmt_ref's Theorem 2.1 uses).
   ``tie="average"`` is the true gamma -> inf limit of the softmax: a tied
-  point gets ``y = (b_j + b_l)/2``, which is no code at all; it is at code
-  distance ``Hamming(j, l)/4 > 0`` from every code, so it drops out of every
-  cluster that has members (the one-hot construction loses it the same
-  way). With binary codes the loss is final for any later block that reads
-  the code slot only: the mean of the tied codes does not determine their
-  lowest index (``{00, 11}`` and ``{01, 10}`` have the same mean, lowest
-  indices 0 and 1). Whether a block that also reads the data rows could
-  repair it is **(open)**; the lowest-index hardmax makes the question moot.
+  point gets ``y = (b_j + b_l)/2``, which is no code at all. Its squared
+  distance to a code ``b_q`` is ``h/4`` (h = Hamming(j, l), the bits where
+  ``b_j`` and ``b_l`` differ, each 1/2 away) plus the number of bits where
+  ``b_j`` and ``b_l`` agree and ``b_q`` does not: at least ``h/4 > 0``, equal
+  for ``b_j`` and ``b_l`` (k = 8: the midpoint of 000 and 100 is 1/4 from
+  both and 2.25 from 111). So it drops out of every cluster that has members
+  (the one-hot construction loses it the same way). With binary codes the
+  loss is final for any later block that reads the code slot only: the mean
+  of the tied codes does not determine their lowest index (``{00, 11}`` and
+  ``{01, 10}`` have the same mean, lowest indices 0 and 1). Whether a block
+  that also reads the data rows could repair it is **(open)**; the
+  lowest-index hardmax makes the question moot.
 
 How few rows the decoder needs: at gamma = inf block 3 only needs k distinct
 codes with a margin, so ``ceil(log2 k)`` is the fewest rows of 0/1 codes; with
@@ -58,13 +78,24 @@ average of two scalar codes can be a code (``(0 + 2)/2 = 1``), so a tie under
 the averaging hardmax lands in a third cluster, where a binary average (some
 bit 1/2) is never a code (notebook 05, exercises 05.2 and 05.3).
 
-Why no flag row is needed here but one is with one-hot codes: with one-hot
-codes point and center tokens of one cluster carry the same ``e_j``; an
-affine map with biases (the model class) cannot tell them apart by their
-code alone unless the code slots differ, and a shift ``beta 1`` on the
-points' slot does exactly that. The same shift works for one-hot codes
-(k beta^2 < 2 suffices there; tested on the case table); the flag row is
-kmt_ref's older choice for Theorem 2.1.
+Why the "keep" extension needs no flag row: without the shift, the point and
+center tokens of one cluster carry the same code in the code slot (``b_j``
+here, ``e_j`` with one-hot codes), and an affine map with biases (the model
+class) cannot tell them apart by that slot alone; the shift ``delta 1`` on the
+points' slot makes them differ. The same shift would serve one-hot codes too
+(``k delta^2 < 2`` suffices there: non-members score -2, other centers
+``-(2 + k delta^2)``; tests/algorithms/test_binary.py runs it on the case
+table). kmt_ref's Theorem 2.1 uses a flag row instead, a choice it made first.
+
+The leak at finite gamma. In kmt_ref's unscaled scores, block 3 weighs a point
+at code distance h from a center's query by ``e^(-gamma h)`` against a member:
+non-members sit at h >= 1 with binary codes and at h = 2 with one-hot codes, so
+at the same gamma the binary decoder leaks about ``e^gamma`` times more. In the
+follow-up's scaling (Definition 2.2) the weights are ``e^(-gamma /
+sqrt(d + m))`` against ``e^(-2 gamma / sqrt(d + k))``: binary leaks more only
+while ``4 (d + m) > d + k``. The follow-up notes (Appendix A) that its codes
+"can introduce an arbitrary topological order among the cluster centers with a
+finite gamma".
 """
 from __future__ import annotations
 
@@ -127,16 +158,16 @@ def binary_codes(k):
 
 
 def code_shift(m):
-    r"""``beta = 2^-p``, the shift of the points' codes in the ``"keep"`` extension: the largest with ``m beta^2 <= 1/2``, ``beta <= 1/4``.
+    r"""``delta = 2^-p``, the shift of the points' codes in the ``"keep"`` extension: the largest with ``m delta^2 <= 1/2``, ``delta <= 1/4``.
 
     Notes
     -----
-    Block 3's scores against center j's query ``b_j + beta 1`` (see the module
+    Block 3's scores against center j's query ``b_j + delta 1`` (see the module
     docstring): members 0, other points ``-Hamming(b_l, b_j) <= -1``, the own
-    center ``-m beta^2``, another center l ``-sum_r (b_lr - b_jr - beta)^2 <=
-    -(h (1 - beta)^2 + (m - h) beta^2) < -m beta^2`` for ``beta < 1/2``
+    center ``-m delta^2``, another center l ``-sum_r (b_lr - b_jr - delta)^2 <=
+    -(h (1 - delta)^2 + (m - h) delta^2) < -m delta^2`` for ``delta < 1/2``
     (h >= 1 differing bits). So the order member > own center > everything
-    else needs ``0 < m beta^2 < 1`` and ``beta < 1/2``; a power of two keeps
+    else needs ``0 < m delta^2 < 1`` and ``delta < 1/2``; a power of two keeps
     every score exact in floating point (sums of a few dyadic numbers).
     """
     p = 2
@@ -199,7 +230,7 @@ def code_lloyd(X, C0, n_iter, empty="nearest_code"):
 class CodeEmbedding(Embedding):
     """The token layout ``[x; code]``: points ``[x_i; y_i]`` (Y^(0) = 0), centers ``[c_j; b_j]``.
 
-    ``d_emb = d + m`` with ``m = code_length(k)``. ``shift`` is the ``beta`` by
+    ``d_emb = d + m`` with ``m = code_length(k)``. ``shift`` is the ``delta`` by
     which the points' codes are offset in the ``"keep"`` extension (0 in the
     follow-up's construction); the read-out subtracts it.
     """
@@ -250,8 +281,8 @@ def binary_weights(d, k, empty="keep"):
     ----------
     d, k : int
     empty : {"keep", "nearest_code"}
-        ``"nearest_code"``: the follow-up's weights as issue 13 restates them,
-        no biases. ``"keep"``: the same plus the shift ``beta`` (biases ``bV1``
+        ``"nearest_code"``: the follow-up's weights (its proof of Theorem B.1),
+        no biases. ``"keep"``: the same plus the shift ``delta`` (biases ``bV1``
         and ``bQ3`` on the code rows), for block 3 over ``[Xbar', Cbar]``.
 
     Returns
@@ -264,20 +295,20 @@ def binary_weights(d, k, empty="keep"):
     -----
     Proof sketch (gamma = inf; ``P_X``, ``P_B`` keep the data and the code rows).
 
-    *Block 1* (Q1 = K1 = P_X, V1 = P_B, bV1 = beta on the code rows): scores
+    *Block 1* (Q1 = K1 = P_X, V1 = P_B, bV1 = delta on the code rows): scores
     ``-||c_j - x_i||^2``; the lowest-index hardmax picks Lloyd's ``j*`` and
-    writes ``[0; b_{j*} + beta 1]``.
+    writes ``[0; b_{j*} + delta 1]``.
     *Block 2* (Q2 = K2 = P_X, V2 = -P_B): identity attention up to duplicate
     points, which carry the same y; it writes ``-y_i``. Listed first, the
-    residual sum is ``(y - y) + (b + beta)``, exactly ``b + beta``.
-    *Block 3* (Q3 = K3 = P_B, bQ3 = beta, V3 = P_X; keys the updated points,
+    residual sum is ``(y - y) + (b + delta)``, exactly ``b + delta``.
+    *Block 3* (Q3 = K3 = P_B, bQ3 = delta, V3 = P_X; keys the updated points,
     and the centers with ``"keep"``): the scores are sums of a few dyadic
     numbers, exact; members 0, other points <= -1, the own center
-    ``-m beta^2`` in (-1, 0) and other centers below it (:func:`code_shift`).
+    ``-m delta^2`` in (-1, 0) and other centers below it (:func:`code_shift`).
     Members present: the averaging hardmax is their mean, summed in key order
     as :func:`kmt_ref.algorithms.lloyd.cluster_means` does (bit for bit).
     None: ``c_j`` itself. With ``"nearest_code"`` (no centers among the keys,
-    beta = 0), an empty cluster takes the points at the smallest code distance.
+    delta = 0), an empty cluster takes the points at the smallest code distance.
     *Block 4* (Q4 = K4 = P_B, V4 = -P_X): the codes ``b_j`` are distinct, so
     identity attention; it writes ``-c_j``.
     """
@@ -285,19 +316,19 @@ def binary_weights(d, k, empty="keep"):
     check_count(k, "k", minimum=1)
     check_choice(empty, "empty", BINARY_EMPTY_POLICIES)
     m = code_length(k)
-    beta = code_shift(m) if empty == "keep" else 0.0
-    emb = CodeEmbedding(d, k, shift=beta)
+    delta = code_shift(m) if empty == "keep" else 0.0
+    emb = CodeEmbedding(d, k, shift=delta)
     P_X, P_B = projector(emb, "x"), projector(emb, "code")
     params = {
-        "Q1": P_X, "K1": P_X, "V1": P_B,      # assign: write b_{j*} (+ beta)
+        "Q1": P_X, "K1": P_X, "V1": P_B,      # assign: write b_{j*} (+ delta)
         "Q2": P_X, "K2": P_X, "V2": -P_B,     # reset: subtract old y_i
         "Q3": P_B, "K3": P_B, "V3": P_X,      # update: mean of the members at code distance 0
         "Q4": P_B, "K4": P_B, "V4": -P_X,     # reset: subtract old c_j
     }
     if empty == "keep":
-        shift = beta * np.diag(P_B)  # (d_emb,) beta on the code rows
-        params["bV1"] = shift  # points carry b + beta 1
-        params["bQ3"] = shift.copy()  # the center's query looks for b + beta 1
+        shift = delta * np.diag(P_B)  # (d_emb,) delta on the code rows
+        params["bV1"] = shift  # points carry b + delta 1
+        params["bQ3"] = shift.copy()  # the center's query looks for b + delta 1
     return params, emb
 
 

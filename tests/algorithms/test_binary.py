@@ -1,4 +1,4 @@
-"""The leaner transformer with binary codes (kmt_ref/algorithms/binary.py; the follow-up, arXiv 2610.09760).
+"""The leaner transformer with binary codes (kmt_ref/algorithms/binary.py; the follow-up, Park et al., arXiv 2610.09760).
 
 At gamma = inf, with kmt_ref's extension (``empty="keep"``, lowest-index ties), it equals Lloyd bit for
 bit on the whole shared case table and its centers equal the one-hot construction's. The follow-up's
@@ -41,9 +41,9 @@ def test_code_length_is_ceil_log2_k(k, m):
 
 @pytest.mark.parametrize("m", range(1, 41))
 def test_code_shift_separates_own_center_from_members_and_others(m):
-    beta = code_shift(m)
-    assert beta <= 0.25 and 0 < m * beta ** 2 <= 0.5
-    assert np.log2(beta) == np.round(np.log2(beta))  # a power of two: exact scores
+    delta = code_shift(m)
+    assert delta <= 0.25 and 0 < m * delta ** 2 <= 0.5
+    assert np.log2(delta) == np.round(np.log2(delta))  # a power of two: exact scores
 
 
 # ---------------------------------------------------------------- exactness
@@ -100,20 +100,20 @@ def test_empty_cluster_takes_the_points_with_the_nearest_code():
 
 
 def test_keep_extension_orders_block_3_scores_members_own_center_others():
-    """Against center j's query: members 0 > own token -m beta^2 > other centers > other points (<= -1)."""
+    """Against center j's query: members 0 > own token -m delta^2 > other centers > other points (<= -1)."""
     rng = np.random.default_rng(4)
     X = rng.normal(size=(2, 30))
     C0 = np.concatenate([X[:, :7], [[100.0], [100.0]]], axis=1)  # k = 8, m = 3; the last cluster empties
     tr = binary_transformer(X, C0, 1, record=True)
     S = tr.layers[0].scores["3"]  # (n + k, k): keys = updated points, then centers
     labels = tr.labels[0]
-    m, beta = 3, code_shift(3)
+    m, delta = 3, code_shift(3)
     for j in range(8):
         members = labels == j
         np.testing.assert_array_equal(S[:30][members, j], 0.0)
         assert np.all(S[:30][~members, j] <= -1.0)
-        assert S[30 + j, j] == -m * beta ** 2
-        assert np.all(np.delete(S[30:, j], j) < -m * beta ** 2)
+        assert S[30 + j, j] == -m * delta ** 2
+        assert np.all(np.delete(S[30:, j], j) < -m * delta ** 2)
     np.testing.assert_array_equal(tr.centers[1][:, 7], [100.0, 100.0])
 
 
@@ -165,8 +165,8 @@ def test_large_finite_gamma_matches_lloyd_on_separated_data():
     trf = binary_transformer(X, C0, 4, gamma=1e4, gamma_update=60.0, empty="nearest_code")
     np.testing.assert_array_equal(trf.labels, ref.labels)
     np.testing.assert_allclose(trf.centers, ref.centers, rtol=0, atol=1e-9)
-    # the "keep" extension's own-center token scores -m beta^2 (here -1/8), not <= -1: at finite gamma
-    # it leaks c_j into the mean with weight about exp(-gamma m beta^2) per member, far more
+    # the "keep" extension's own-center token scores -m delta^2 (here -1/8), not <= -1: at finite gamma
+    # it leaks c_j into the mean with weight about exp(-gamma m delta^2) per member, far more
     keep = binary_transformer(X, C0, 4, gamma=1e4, gamma_update=60.0)
     assert np.max(np.abs(keep.centers[1] - ref.centers[1])) > 1e3 * np.max(np.abs(trf.centers[1] - ref.centers[1]))
 
@@ -208,7 +208,7 @@ def test_bad_sizes_and_policies_name_the_argument():
 
 
 def test_the_same_shift_keeps_empty_clusters_with_one_hot_codes_too():
-    """The module's remark: no flag row is needed with one-hot codes either (shift by beta, keys X + C)."""
+    """The module's remark: no flag row is needed with one-hot codes either (shift by delta, keys X + C)."""
     from kmt_ref.core.tokens import projector
     for name, X, C0 in CASES[::5] + [c for c in CASES if c[0].startswith(("empty", "identical", "tie"))]:
         Xf, Cf, _, frame = prepare(X, C0, N_LAYERS)
@@ -219,3 +219,48 @@ def test_the_same_shift_keeps_empty_clusters_with_one_hot_codes_too():
         ref = lloyd(X, C0, N_LAYERS)
         np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=name)
         np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=name)
+
+
+def test_an_averaged_code_is_at_least_a_quarter_per_differing_bit_from_every_code():
+    """(b_j + b_l)/2 is h/4 from b_j and b_l (h = Hamming(j, l)) and at least h/4 from every code, often more."""
+    for k in range(2, 17):
+        B = binary_codes(k)  # (m, k)
+        for j in range(k):
+            for l in range(j + 1, k):
+                h = np.sum(B[:, j] != B[:, l])
+                D = np.sum((0.5 * (B[:, [j]] + B[:, [l]]) - B) ** 2, axis=0)  # (k,) squared distances
+                agree = B[:, j] == B[:, l]  # (m,) bits the two codes share
+                np.testing.assert_array_equal(D, h / 4 + np.sum(agree[:, None] & (B != B[:, [j]]), axis=0))
+                assert D[j] == D[l] == h / 4 and np.all(D >= h / 4)
+    B8 = binary_codes(8)
+    assert np.sum((0.5 * (B8[:, 0] + B8[:, 1]) - B8[:, 7]) ** 2) == 2.25  # 000 and 100 (LSB first) against 111
+
+
+def test_a_tied_point_scores_its_distance_to_each_code_in_block_3():
+    """k = 8, tie="average": the point x = 0 ties between centers 0 (code 000) and 1 (100); block 3 scores it
+    -1/4 against both, -2.25 against center 7 (111), and never 0, so it joins no cluster."""
+    C0 = np.array([[-1.0, 1.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0]])
+    X = np.concatenate([[0.0], C0[0] - 0.25, C0[0] + 0.25])[None, :]  # (1, 17): the tie, then two members each
+    B = binary_codes(8)
+    for empty in ("keep", "nearest_code"):
+        tr = binary_transformer(X, C0, 1, tie="average", empty=empty, record=True)
+        S = tr.layers[0].scores["3"][0]  # (8,): the tied point (key 0) against each center's query
+        np.testing.assert_array_equal(S, -np.sum((0.5 * (B[:, [0]] + B[:, [1]]) - B) ** 2, axis=0))
+        assert S[0] == S[1] == -0.25 and S[7] == -2.25
+        np.testing.assert_array_equal(tr.centers[1], C0)  # each center keeps its two symmetric members only
+
+
+def test_the_leak_is_exp_minus_gamma_per_bit_in_unscaled_scores():
+    """Block 3 at finite gamma weighs a key at code distance h by exp(-gamma h) against a member (no 1/sqrt(d_emb)):
+    1 bit for the nearest binary non-member, 2 for every one-hot one, hence about exp(gamma) more leak."""
+    X = np.array([[0.0, 0.1, 5.0, 5.1, 10.0, 10.1, 15.0, 15.1]])
+    C0 = np.array([[0.0, 5.0, 10.0, 15.0]])  # k = 4, codes 00, 10, 01, 11
+    g = 3.0
+    wb = binary_transformer(X, C0, 1, gamma_update=g, empty="nearest_code", record=True).layers[0].weights["3"]
+    Xf, Cf, _, frame = prepare(X, C0, 1)
+    params, emb = lloyd_weights(1, 4, "linear")  # one-hot codes, layout (x, y), K3 = P_Y: no flag
+    layer = with_block(lloyd_layer(frame.gamma(np.inf), np.inf, "euclidean", g), "3", keys="X")
+    wo = run_layers(Xf, params, layer, emb, Cf, 1, frame=frame, record=True).layers[0].weights["3"]
+    # center 0's query: members are points 0, 1; points 2, 3 (code 10) and 4, 5 (01) are 1 bit away, 6, 7 two
+    np.testing.assert_allclose(wb[2:, 0] / wb[0, 0], np.exp(-g * np.array([1, 1, 1, 1, 2, 2])), rtol=1e-12)
+    np.testing.assert_allclose(wo[2:, 0] / wo[0, 0], np.exp(-2 * g), rtol=1e-12)
