@@ -1,6 +1,9 @@
 """kmt_ref: a reference implementation of "Transformer Circuits Can Realize
-Clustering Algorithms" (Park, Clarkson, Horesh, Ram, Ito; arXiv 2506.19125,
-ICML 2026) in explicit NumPy.
+Clustering Algorithms" (K. L. Clarkson, L. Horesh, T. Ito, C. Park, P. Ram;
+ICML 2026; preliminary version "Finding Clustering Algorithms in the
+Transformer Architecture", arXiv 2506.19125) in explicit NumPy, with the
+binary-code circuit of the authors' follow-up "Leaner Transformers Can Easily
+Learn to Cluster" (arXiv 2610.09760) beside it.
 
 Tokens are columns, as in the paper: data ``X`` has shape (d, n), centers
 ``C`` have shape (d, k).

@@ -1,8 +1,9 @@
 # %% [markdown]
 # # 01 — Lloyd's algorithm *is* a transformer layer
 #
-# This notebook steps through **Theorem 2.1** of *Transformer Circuits Can Realize Clustering
-# Algorithms* (arXiv 2506.19125; the title as in the authors' README, `rithram/kmeans-trf`):
+# This notebook steps through **Theorem 2.1** of K. L. Clarkson, L. Horesh, T. Ito, C. Park, P. Ram,
+# *Transformer Circuits Can Realize Clustering Algorithms* (ICML 2026; preliminary version: *Finding
+# Clustering Algorithms in the Transformer Architecture*, arXiv 2506.19125):
 # an encoder–decoder layer with four attention blocks and hand-set weights performs **one
 # iteration of Lloyd's algorithm**, exactly, when the attention is in its γ = ∞ (hardmax) limit.
 #

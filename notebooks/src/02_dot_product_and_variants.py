@@ -1,8 +1,9 @@
 # %% [markdown]
 # # 02 — Dot-product attention (Theorem 2.2), soft k-means and spherical k-means
 #
-# Notebook 01 built Lloyd's algorithm from *distance* attention (Theorem 2.1 of Park, Clarkson,
-# Horesh, Ram, Ito, "Transformer Circuits Can Realize Clustering Algorithms", arXiv 2506.19125).
+# Notebook 01 built Lloyd's algorithm from *distance* attention (Theorem 2.1 of Clarkson, Horesh, Ito,
+# Park, Ram, *Transformer Circuits Can Realize Clustering Algorithms*, ICML 2026; preliminary version
+# arXiv 2506.19125).
 # Here we change that construction in small, named ways, each checked by an `assert` against an
 # independent classical reference (`kmt_ref.lloyd`, `kmt_ref.soft_kmeans`, `kmt_ref.spherical_kmeans`):
 #

@@ -1,8 +1,9 @@
 # %% [markdown]
 # # 03 — Sparse and sampling variants: trimmed k-means, robust k-means, randomized k-medoids
 #
-# Notebooks 01 and 02 built Lloyd's algorithm (Theorem 2.1 of Park, Clarkson, Horesh, Ram, Ito,
-# *Transformer Circuits Can Realize Clustering Algorithms*, arXiv 2506.19125) and its soft and
+# Notebooks 01 and 02 built Lloyd's algorithm (Theorem 2.1 of Clarkson, Horesh, Ito, Park, Ram,
+# *Transformer Circuits Can Realize Clustering Algorithms*, ICML 2026; preliminary version arXiv
+# 2506.19125) and its soft and
 # spherical variants from one generic transformer layer. Here only **block 3** — the center update,
 # in which each center token attends to the point tokens — changes its normalizer (SPEC §5):
 #

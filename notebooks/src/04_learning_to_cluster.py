@@ -1,7 +1,8 @@
 # %% [markdown]
 # # 04 — Learning the algorithm: training the one-layer transformer
 #
-# *Transformer Circuits Can Realize Clustering Algorithms* (arXiv 2506.19125), its learning
+# *Transformer Circuits Can Realize Clustering Algorithms* (Clarkson, Horesh, Ito, Park, Ram, ICML 2026;
+# preliminary version arXiv 2506.19125), its learning
 # experiment as the project brief describes it: take **the same encoder–decoder layer** as Theorem 2.1,
 # forget the hand-set weights, learn all twelve Q, K, V (with biases) by gradient descent on
 # random clustering tasks, and apply the trained layer T = 20 times. The project brief reports that
