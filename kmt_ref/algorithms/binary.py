@@ -18,10 +18,10 @@ Appendix B). What it states (*follow-up*), and where kmt_ref differs:
   *Differs:* kmt_ref's hand-set circuits score ``-gamma ||K z'_j - Q z_i||^2``,
   without the ``1/sqrt(d_emb)``: the same at gamma = inf; at finite gamma
   kmt_ref's gamma is the follow-up's gamma / sqrt(d_emb).
-- *follow-up*, Definition 2.3 (eq. (4)): the layer of Theorem 2.1, the
-  decoder reading the updated points.
-- *follow-up*, Theorem 2.1, restated and proved as Theorem B.1 (Appendix B):
-  ``Q1 = K1 = Q2 = K2 = P_X``, ``V1 = -V2 = P_B`` (the code projector): block
+- *follow-up*, Definition 2.3 (eq. (4)): the paper's layer (kmt_ref's
+  Theorem 2.1), the decoder reading the updated points.
+- *follow-up*, its own Theorem 2.1, restated and proved as Theorem B.1
+  (Appendix B): ``Q1 = K1 = Q2 = K2 = P_X``, ``V1 = -V2 = P_B`` (the code projector): block
   1 writes ``b_{j*}`` into ``y_i``, block 2 subtracts the old y;
   ``Q3 = K3 = Q4 = K4 = P_B``, ``V3 = -V4 = P_X``: block 3, the averaging
   hardmax over ``-sqdist(B_k, Y)`` (eqs. (17)-(18)), takes the mean of the
