@@ -419,15 +419,15 @@ for name, other in (("normmax attention", tr_trim), ("Cuesta-Albertos", ca)):
     print(f"largest center difference with {name}:", np.abs(qr.centers[-1] - other.centers[-1]).max().round(4))
 
 # %% [markdown]
-# **When the three coincide.** All three share Lloyd's assignment and move $c_j$ to the mean of a subset $K_j$ of
-# its members, so at a step they give the same centers when they pick the same $K_j$ (or subsets with the same mean):
+# **When the three coincide.** All three share Lloyd's assignment and move $c_j$ to the mean of a subset $R_j$ of
+# its members, so at a step they give the same centers when they pick the same $R_j$ (or subsets with the same mean):
 #
 # * quantile = normmax attention exactly when, in every cluster, $s^*_j = |\{i : D_i < \tau_j\}|$ —
 #   for distinct distances $s^*_j = \lceil q(n_j-1)\rceil$. For $2 \le n_j \le 20$ that is "drop exactly the
 #   farthest member": $\gamma_2\,(D_{(n_j)} - \bar D_{\text{others}}) > 1/(n_j-1)$ and no smaller $s$ scores higher.
 #   The quantile count depends on $n_j$ alone, normmax's on the gaps times γ₂, so a single γ₂ matches only when
 #   every cluster's gaps happen to fall in the window;
-# * quantile = Cuesta-Albertos exactly when $h = \sum_j |K_j|$ and every kept point is closer to its center than every
+# * quantile = Cuesta-Albertos exactly when $h = \sum_j |R_j|$ and every kept point is closer to its center than every
 #   dropped point (CA trims by a global rank, the quantile per cluster);
 # * none of them is Lloyd on a cluster of two or more distinct distances: the quantile always drops the farthest.
 #
