@@ -403,7 +403,7 @@ print("largest center difference:", np.abs(ca.centers[-1] - tr_trim.centers[-1])
 # ## 8b. The authors' trimmed k-means: a per-cluster quantile
 #
 # The authors' code has a third rule (`utils.trimmed_iters`, a baseline in their repository, not in the paper): assign as
-# Lloyd, then per cluster take the threshold $\tau_j$ = the 0.95-quantile (linear interpolation, `torch.quantile`'s
+# Lloyd, then per cluster take the threshold $\kappa_j$ = the 0.95-quantile (linear interpolation, `torch.quantile`'s
 # default) of the members' squared distances, and move $c_j$ to the mean of the members **strictly below** it. With
 # distinct distances exactly $\lceil 0.95\,(n_j-1)\rceil$ of the $n_j$ members are kept, the closest: up to 20 members
 # only the farthest is dropped. A singleton, or a cluster whose members are all at one distance, keeps no one: the
@@ -422,7 +422,7 @@ for name, other in (("normmax attention", tr_trim), ("Cuesta-Albertos", ca)):
 # **When the three coincide.** All three share Lloyd's assignment and move $c_j$ to the mean of a subset $R_j$ of
 # its members, so at a step they give the same centers when they pick the same $R_j$ (or subsets with the same mean):
 #
-# * quantile = normmax attention exactly when, in every cluster, $s^*_j = |\{i : D_i < \tau_j\}|$ —
+# * quantile = normmax attention exactly when, in every cluster, $s^*_j = |\{i : D_i < \kappa_j\}|$ —
 #   for distinct distances $s^*_j = \lceil q(n_j-1)\rceil$. For $2 \le n_j \le 20$ that is "drop exactly the
 #   farthest member": $\gamma_2\,(D_{(n_j)} - \bar D_{\text{others}}) > 1/(n_j-1)$ and no smaller $s$ scores higher.
 #   The quantile count depends on $n_j$ alone, normmax's on the gaps times γ₂, so a single γ₂ matches only when
