@@ -402,8 +402,8 @@ print("largest center difference:", np.abs(ca.centers[-1] - tr_trim.centers[-1])
 # %% [markdown]
 # ## 8b. The authors' trimmed k-means: a per-cluster quantile
 #
-# The authors' code has a third rule (`utils.trimmed_iters`, a baseline in their repository, not in the paper): assign as
-# Lloyd, then per cluster take the threshold $\kappa_j$ = the 0.95-quantile (linear interpolation, `torch.quantile`'s
+# The authors' code has a third rule (`utils.trimmed_iters`, a baseline in their repository; the summary of the paper
+# we could read does not mention it): assign as Lloyd, then per cluster take the threshold $\kappa_j$ = the 0.95-quantile (linear interpolation, `torch.quantile`'s
 # default) of the members' squared distances, and move $c_j$ to the mean of the members **strictly below** it. With
 # distinct distances exactly $\lceil 0.95\,(n_j-1)\rceil$ of the $n_j$ members are kept, the closest: up to 20 members
 # only the farthest is dropped. A singleton, or a cluster whose members are all at one distance, keeps no one: the
