@@ -137,10 +137,10 @@ for lam in (1.0, 10.0, 100.0, 1e4):
 # %% [markdown]
 # ## 4. Train the small configuration live
 #
-# `CONFIGS["small"]` is the paper's protocol at n = 64, d = 8, k = 3, batch 16, 3,000 steps: it is
+# `CONFIGS["small"]` is the authors' protocol at n = 64, d = 8, k = 3, batch 16, 3,000 steps: it is
 # what `python -m kmt_ref train` runs by default (about 30 s on one core). Here the first 600 steps:
 # Adam, learning rate 0.01 halved on plateaus of the validation score (objective after one layer ÷
-# objective after one Lloyd step, on 64 fixed tasks), then the paper's evaluation of this 600-step layer
+# objective after one Lloyd step, on 64 fixed tasks), then the evaluation of section 6 for this 600-step layer
 # against Lloyd's algorithm on 64 seeded tasks.
 
 # %%
@@ -384,7 +384,8 @@ assert np.all(np.diag(W["4"]) > 0.9)                           # block 4 attenti
 # ## Summary
 #
 # - A training task is a Gaussian mixture, min-max scaled per dimension, with a random k-subset of its
-#   points as the start; the paper trains at n = 512, d = 32, k = 10.
+#   points as the start; the paper-scale models here use n = 512, d = 32, k = 10, one of the authors'
+#   settings.
 # - The trainable model is the generic `layer_forward` of notebook 01 with twelve learned Q, K, V and
 #   biases (21,672 numbers at d = 32, k = 10). The loss is a smoothed upper bound of the k-means
 #   objective after **one** application of the layer (λ = 10).
