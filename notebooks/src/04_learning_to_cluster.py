@@ -169,8 +169,8 @@ fig.tight_layout()
 # 1,200; the quick run's at steps 750–900.* What the full quick run reaches: `python -m kmt_ref train
 # --seed S` (3,000 steps, about 30 s on one core) prints this comparison at the end, on 320 seeded tasks,
 # and `python -m kmt_ref train --seed S --d 4` gives the second row. Measured on one machine, one BLAS
-# thread, with this version of kmt_ref (training runs in float32: on another machine a re-run rounds differently at every
-# step, so expect agreement within the spread over seeds, not to the digit):
+# thread, with this version of kmt_ref (training runs in float32: on another machine a re-run rounds
+# differently at every step, so expect agreement within the spread over seeds, not to the digit):
 #
 # | seed | 0 | 1 | 2 | 3 | 4 |
 # |---|---|---|---|---|---|
