@@ -30,17 +30,18 @@
 #    `kmt_ref.core.attention.attention` equals the step of Lloyd's algorithm it claims to do;
 # 5. the attention matrices of one layer;
 # 6. the layer-by-layer match with `kmt_ref.lloyd` (exact labels, centers to 1e-12);
-# 7. an empty cluster, kept exactly thanks to the project's *flag* token (SPEC §3, "(open)");
+# 7. an empty cluster, kept exactly thanks to the project's *flag* token ([SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters), "(open)");
 # 8. finite γ versus γ = ∞;
 #
 # then a summary and eight exercises, which you can check yourself with `kmt_ref.exercises.check`.
 #
-# Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions the paper
-# leaves open (ties, empty clusters) are the project's own and are fixed in `docs/SPEC.md` §3.
+# Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions that our sources
+# leave open (ties, empty clusters) are the project's own and are fixed in [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters).
 # *Remarks by the annotator are in italics*. The paper's own text was not available to us: the
-# theorem is stated as the project brief gives it, and the weights and the validation protocol are
-# read from the authors' code (`cnst_model.py`, `numerical_validation.ipynb`). The equations here are
-# the project's transcription (SPEC §1 and §3), not quotations.
+# theorem is stated as a summary of the paper reports it (not verified against its text), and the
+# weights and the validation protocol are read from the authors' code (`cnst_model.py`,
+# `numerical_validation.ipynb`). The equations here are the project's transcription
+# ([SPEC, "Notation"](../docs/SPEC.md#1-notation) and [SPEC, "Theorem 2.1"](../docs/SPEC.md#3-theorem-21-the-k-means-transformer-one-layer-per-lloyd-iteration)), not quotations.
 
 # %%
 import numpy as np
@@ -62,7 +63,8 @@ print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
 # ## 1. A small 2-D example and Lloyd's algorithm
 #
 # Three Gaussian clusters of 8 points in [0, 1]², shuffled; the initial centers are the first
-# k = 3 points (the authors' protocol in `numerical_validation.ipynb`, SPEC §3). Lloyd's iteration:
+# k = 3 points (the authors' protocol in `numerical_validation.ipynb`,
+# [SPEC, "The authors' numerical validation"](../docs/SPEC.md#the-authors-numerical-validation)). Lloyd's iteration:
 #
 # $$\ell_i^{(t)} = \arg\min_j \|x_i - c_j^{(t)}\|^2 \quad(\text{ties: lowest } j),\qquad
 #   c_j^{(t+1)} = \operatorname{mean}\{x_i : \ell_i^{(t)} = j\}.$$
@@ -89,11 +91,12 @@ fig.tight_layout()
 #
 # ## 2. Tokens
 #
-# The project brief / SPEC §1: encoder (point) tokens $\bar X = [X; Y] \in \mathbb R^{(d+k)\times n}$ with
-# $Y^{(0)} = 0$, decoder (center) tokens $\bar C = [C; I_k] \in \mathbb R^{(d+k)\times k}$.
+# [SPEC, "Notation"](../docs/SPEC.md#1-notation), after a summary of the paper and the authors' code: encoder (point) tokens
+# $\bar X = [X; Y] \in \mathbb R^{(d+k)\times n}$ with $Y^{(0)} = 0$, decoder (center) tokens
+# $\bar C = [C; I_k] \in \mathbb R^{(d+k)\times k}$.
 # The project appends one **type flag** row (0 for points, 1 for centers) so that an empty cluster
-# behaves exactly like Lloyd's "keep" policy (section 7 below; SPEC §3, "(open)": the project's own
-# construction). So here $d_{emb} = d + k + 1$.
+# behaves exactly like Lloyd's "keep" policy (section 7 below; [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters), "(open)": the
+# project's own construction). So here $d_{emb} = d + k + 1$.
 
 # %%
 params, emb = lloyd_weights(d, k)          # the hand-set Q1..V4 and the token layout
@@ -108,7 +111,7 @@ assert np.array_equal(Cbar[emb.rows("y")], np.eye(k))           # I_k
 assert np.array_equal(Cbar[emb.rows("flag")], np.ones((1, k)))  # centers are flagged
 
 # %% [markdown]
-# ## 3. The layer (Theorem 2.1; the brief says its weights are defined in the paper's eq. (5))
+# ## 3. The layer (Theorem 2.1; the blocks of the authors' `cnst_model.py`)
 #
 # $$\bar X' = \bar X + A(\bar X, \bar C; Q_1, K_1, V_1) + A(\bar X, \bar X; Q_2, K_2, V_2)$$
 # $$\bar C' = \bar C + A(\bar C, \bar X'; Q_3, K_3, V_3) + A(\bar C, \bar C; Q_4, K_4, V_4)$$
@@ -117,7 +120,8 @@ assert np.array_equal(Cbar[emb.rows("flag")], np.ones((1, k)))  # centers are fl
 # $S_{ji} = -\gamma \|K z'_j - Q z_i\|^2$, and $\sigma$ normalizing each column (each query's
 # weights over the keys sum to 1). The decoder reads the **updated** points $\bar X'$.
 #
-# Hand-set weights (SPEC §3 table), with projectors $P_X$ (data rows), $P_Y$ (one-hot rows):
+# Hand-set weights (those of the authors' `cnst_model.py`, plus the project's flag term in $K_3$;
+# [SPEC, "The hand-set weights"](../docs/SPEC.md#the-hand-set-weights)), with projectors $P_X$ (data rows), $P_Y$ (one-hot rows):
 #
 # | block | Q | K | V | does |
 # |---|---|---|---|---|
@@ -154,7 +158,8 @@ print("labels changed by this step:", np.flatnonzero(labels_next != ref.labels[0
 # %% [markdown]
 # **Block 1 (assign).** Scores $S_{ji} = -\|P_X \bar c_j - P_X \bar x_i\|^2 = -\|c_j - x_i\|^2$:
 # the squared distance of point $i$ to center $j$. The lowest-index hardmax picks
-# $j^* = \arg\min_j \|x_i - c_j\|^2$ (Lloyd's tie rule, SPEC §3), and $V_1 \bar c_{j^*} = [0; e_{j^*}; 0]$.
+# $j^* = \arg\min_j \|x_i - c_j\|^2$ (Lloyd's tie rule, [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters)), and
+# $V_1 \bar c_{j^*} = [0; e_{j^*}; 0]$.
 
 # %%
 S1 = attention_scores(Xbar_t, Cbar_t, params["Q1"], params["K1"])          # (k, n), gamma left out
@@ -183,7 +188,7 @@ assert np.array_equal(Xbar_next[emb.rows("x")], X)
 # centers (`keys="X+C"`). $Q_3 = P_Y$, $K_3 = P_Y + P_{flag}$: against point $i$ the score is
 # $-\|e_j - y_i\|^2$ = 0 for members of cluster $j$ and −2 otherwise; against the center tokens it is
 # $-(\|e_l - e_j\|^2 + 1)$ = −1 for its own token. The *averaging* hardmax (uniform over the tied
-# maxima; the limit of softmax, SPEC §2) gives the mean of the members, and $V_3 = P_X$ writes it
+# maxima; the limit of softmax, [SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers)) gives the mean of the members, and $V_3 = P_X$ writes it
 # into the data rows. *(A cluster without members has its own token, at −1, as maximum: section 7.)*
 
 # %%
@@ -247,7 +252,7 @@ assert np.array_equal(layer.weights["2"], np.eye(n))                          # 
 # ## 6. Layer by layer: the transformer equals Lloyd's algorithm
 #
 # Theorem 2.1: $T$ layers with shared weights = $T$ Lloyd iterations. The project checks
-# it exactly (SPEC §3, "Exactness"): identical labels, centers to 1e-12.
+# it exactly ([SPEC, "Exactness"](../docs/SPEC.md#exactness)): identical labels, centers to 1e-12.
 
 # %%
 trf = kmeans_transformer(X, C0, n_layers=4)
@@ -262,7 +267,7 @@ for t in range(trf.n_steps):
 # ## 7. An empty cluster, kept thanks to the flag token
 #
 # The authors' construction has no rule for an empty cluster. Lloyd's algorithm in `kmt_ref` keeps an empty
-# cluster's center where it was (policy `"keep"`, SPEC §3). Here the third initial center is far
+# cluster's center where it was (policy `"keep"`, [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters)). Here the third initial center is far
 # from every point, so its cluster is empty from the start.
 
 # %%
@@ -307,8 +312,8 @@ except EmptyClusterError as err:
 # At finite γ, block 1 is a softmax: point $i$ writes
 # $y_{ij} = \exp(-\gamma\|x_i - c_j\|^2) / \sum_l \exp(-\gamma\|x_i - c_l\|^2)$, a *soft* assignment.
 # The match with Lloyd then depends on the gap between the nearest and second-nearest center
-# relative to $1/\gamma$ (SPEC §3). The authors' validation (`numerical_validation.ipynb`; the brief
-# also gives γ = 10⁴) used γ = 10⁴ on 10,000 points
+# relative to $1/\gamma$ ([SPEC, "The authors' numerical validation"](../docs/SPEC.md#the-authors-numerical-validation)). The authors' validation
+# (`numerical_validation.ipynb`; a summary of the paper also reports γ = 10⁴) used γ = 10⁴ on 10,000 points
 # (`python -m kmt_ref demo` reproduces it; figure 2 in `figures/` sweeps γ, scale, d, k, n).
 
 # %%

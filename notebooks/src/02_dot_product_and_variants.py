@@ -9,10 +9,10 @@
 #
 # 1. **Theorem 2.2** — plain dot-product attention suffices if every token carries its squared norm
 #    and a feed-forward block with the rectified quadratic unit ReQU(z) = max(z, 0)² keeps the
-#    centers' norms up to date (SPEC §4), sections 1–5;
+#    centers' norms up to date ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)), sections 1–5;
 # 2. **soft k-means** — a finite inverse temperature β in the assignment block and the authors'
-#    normalized linear attention in the update block (their `cnst_model.py`, `ldp=True`; SPEC §5), section 6;
-# 3. **spherical k-means** — unit-norm data, cosine scores, RMSNorm on the update (SPEC §5; the
+#    normalized linear attention in the update block (their `cnst_model.py`, `ldp=True`; [SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer)), section 6;
+# 3. **spherical k-means** — unit-norm data, cosine scores, RMSNorm on the update ([SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer); the
 #    placement of the RMSNorm is the project's choice, **(open)**), section 7.
 #
 # **Learning objectives.** After this notebook you can
@@ -34,10 +34,11 @@
 # Tokens are **columns**: X is (d, n), C is (d, k). Every transformer below is run by the one
 # generic layer `kmt_ref.core.attention.layer_forward`.
 #
-# *Annotator's remark:* Theorem 2.2 is stated here as the project brief gives it (dot-product attention
-# runs k-means exactly when the tokens carry their squared norms and a ReQU feed-forward block updates
-# them). The explicit construction (token layout, weights, the empty-cluster token, block 2) is the
-# project's own (SPEC §4, "(open)"); the authors' code has no Theorem 2.2 model.
+# *Annotator's remark:* Theorem 2.2 is stated here as a summary of the paper reports it, not verified
+# against the paper's text (dot-product attention runs k-means exactly when the tokens carry their
+# squared norms and a ReQU feed-forward block updates them). The explicit construction (token layout,
+# weights, the empty-cluster token, block 2) is the project's own ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open), "(open)"); the
+# authors' code has no Theorem 2.2 model.
 
 # %%
 import numpy as np
@@ -69,7 +70,7 @@ print("kmt_ref", kmt_ref.__version__, "| X:", X.shape, "C0:", C0.shape, "| seed"
 # ## 1. The squared-norm trick
 #
 # Theorem 2.1 scores center $j$ for point $i$ by the negative squared distance. Expanding it
-# (the idea of Theorem 2.2 as the project brief states it; SPEC §4):
+# (the idea of Theorem 2.2, as a summary of the paper states it; [SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)):
 #
 # $$-\|x_i - c_j\|^2 = \underbrace{-\|x_i\|^2}_{\text{same for every } j} + 2\,x_i\cdot c_j - \|c_j\|^2 .$$
 #
@@ -138,7 +139,7 @@ assert np.array_equal(params["V4"], -(P_X + projector(emb, "norm")))  # clears c
 # ## 3. A ReQU feed-forward block refreshes ‖c‖²
 #
 # After the update the center has moved, so its stored $\|c_j\|^2$ is stale: block 4 clears it, and a
-# feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one (SPEC §4). The
+# feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)). The
 # rectified quadratic unit $\mathrm{ReQU}(z) = \max(z, 0)^2$ gives half of a square; two of them give it all:
 #
 # $$\mathrm{ReQU}(z) + \mathrm{ReQU}(-z) = z^2 \quad\text{for every real } z .$$
@@ -239,7 +240,7 @@ print("cluster sizes:", np.bincount(ref.labels[-1]), "| block 3 weights per memb
 #
 # The averaging hardmax takes the members' mean when there are members (1 beats ½), and the
 # center's own token — that is, it **keeps** $c_j$ — when there are none (½ beats 0): Lloyd's "keep"
-# policy (SPEC §3). We add a far-away fourth center to see it.
+# policy ([SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters)). We add a far-away fourth center to see it.
 
 # %%
 C0_empty = np.column_stack([C0, [3.0, 3.0]])   # (2, 4): no point is nearer to center 3
@@ -283,7 +284,7 @@ assert W3[n + 3, 3] == 1.0 and not W3[:n, 3].any()
 # ## 6. Soft k-means: a finite β in block 1
 #
 # Keep Theorem 2.1's distance scores but stop at a finite inverse temperature β, and use the authors'
-# normalized *linear* attention for the update (their `cnst_model.py`, `ldp=True`; SPEC §5, soft k-means):
+# normalized *linear* attention for the update (their `cnst_model.py`, `ldp=True`; [SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer), soft k-means):
 #
 # $$r_{ij} = \frac{\exp(-\beta\|x_i - c_j\|^2)}{\sum_l \exp(-\beta\|x_i - c_l\|^2)},\qquad
 # c_j' = \frac{\sum_i r_{ij}\,x_i}{\sum_i r_{ij}} .$$
@@ -358,15 +359,16 @@ assert dist[0].max() < 1e-9 and dist[-1].min() > 0.5                     # merge
 #
 # Dhillon & Modha's spherical k-means clusters *directions*: points and centers live on the unit
 # sphere, a point joins the center of largest cosine, and the new center is the normalized mean of
-# its members (SPEC §5; $M_j$ the member set, $\mu_j$ the member mean):
+# its members ([SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer); $M_j$ the member set, $\mu_j$ the member mean):
 #
 # $$l_i = \arg\max_j x_i\cdot c_j,\qquad c_j' = \frac{\mu_j}{\|\mu_j\|},\quad \mu_j = \frac{1}{|M_j|}\sum_{i\in M_j} x_i .$$
 #
 # The transformer changes three things in Theorem 2.1: the embedding scales every point to unit
 # length, block 1 uses dot-product scores (cosines), and block 3's output $[\mu_j; 0]$ goes
 # through RMSNorm without centering and gain $1/\sqrt{d_{emb}}$, which is exactly $[\mu_j/\|\mu_j\|; 0]$.
-# *Where* the RMSNorm sits is the project's choice **(open)**: the project brief says only
-# "dot-product attention and token-wise normalization (e.g. RMSNorm)".
+# *Where* the RMSNorm sits is the project's choice **(open)**: a summary of the paper says only that
+# spherical k-means uses dot-product attention and a token-wise normalization such as RMSNorm (not
+# verified against the paper's text).
 # The data: three groups of directions on the circle, with random lengths (which must not matter).
 
 # %%

@@ -5,7 +5,7 @@
 # *Transformer Circuits Can Realize Clustering Algorithms*, ICML 2026; preliminary version arXiv
 # 2506.19125) and its soft and
 # spherical variants from one generic transformer layer. Here only **block 3** — the center update,
-# in which each center token attends to the point tokens — changes its normalizer (SPEC §5):
+# in which each center token attends to the point tokens — changes its normalizer ([SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer)):
 #
 # | variant | block 3 | classical reference |
 # |---|---|---|
@@ -30,10 +30,10 @@
 # *Prerequisites:* notebook 01; a little convex optimisation helps with the proofs. *Time:* about 60 minutes
 # to read and run; the eight exercises take about 2½ hours more.
 #
-# *Annotator's remark:* the paper describes these variants as changes of the center-update
-# normalizer; the explicit weights (the member penalty γ₁, the default-token flag for empty clusters,
-# the extra decoder block for μ_j) and their proofs are the project's own constructions,
-# marked "(open)" in SPEC §5. Everything is imported from `kmt_ref`; nothing is re-implemented here.
+# *Annotator's remark:* the paper describes these variants as changes of the attention's normalizer
+# (reported by the paper, from a summary; not verified against its text); the explicit weights (the
+# member penalty γ₁, the default-token flag for empty clusters, the extra decoder block for μ_j) and
+# their proofs are the project's own constructions, marked "(open)" in [SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer). Everything is imported from `kmt_ref`; nothing is re-implemented here.
 # Tokens are **columns**: X is (d, n), C is (d, k).
 
 # %%
@@ -57,9 +57,10 @@ SEED = 4
 print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
 
 # %% [markdown]
-# ## 1. Three new normalizers (SPEC §2)
+# ## 1. Three new normalizers
 #
-# Each maps a column of scores to the probability simplex, like softmax, but can return **exact zeros**:
+# Each maps a column of scores to the probability simplex, like softmax, but can return **exact zeros**
+# ([SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers)):
 #
 # * **sparsemax** (Martins & Astudillo 2016): $\mathrm{sparsemax}(z) = \arg\min_{p\in\Delta}\|p - z\|^2 = [z - \tau]_+$,
 #   with $\tau = \max_s (z_{1:s} - 1)/s$, $z_{1:s}$ the sum of the $s$ largest scores;
@@ -70,7 +71,7 @@ print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
 #
 # Since $\max z - 1 \le \tau < \max z$, a score **1 or more below the maximum always gets weight exactly 0** in both
 # sparse maps: the fact every circuit below is built on (exercise 03.3 proves it).
-# The golden values of SPEC §2 (the second row is `entmax`'s own test):
+# The golden values of [SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers) (the second row is `entmax`'s own test):
 
 # %%
 z = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
@@ -86,7 +87,7 @@ assert np.isclose(tau[0], 5 / 12) and np.array_equal(normmax(z, alpha=np.inf) > 
 assert np.array_equal(sparsemax(z) > 0, z > tau[0])
 
 # %% [markdown]
-# How the maps differ, as the gap between two scores grows (two scores $[0, -\delta]$):
+# How the maps differ, as the gap θ between two scores grows (two scores $[0, -\theta]$):
 
 # %%
 deltas = np.linspace(0, 3, 301)
@@ -96,7 +97,7 @@ for name, W in [("softmax", softmax(S)), ("sparsemax", sparsemax(S)),
                 ("normmax α=2", normmax(S, alpha=2.0)), ("normmax α=∞", normmax(S, alpha=np.inf))]:
     assert W.shape == S.shape and np.allclose(W.sum(axis=0), 1)
     ax.plot(deltas, W[1], label=name)
-ax.set_xlabel("gap δ between the two scores")
+ax.set_xlabel("gap θ between the two scores")
 ax.set_ylabel("weight of the lower score")
 ax.legend(fontsize=8)
 ax.set_title("sparse maps give exactly 0 once the gap reaches 1")
@@ -139,7 +140,7 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 3. Trimmed k-means as normmax attention (SPEC §5, **(open)**)
+# ## 3. Trimmed k-means as normmax attention (**(open)**)
 #
 # Block 3's score for center $j$ and point $i$ is **one** Euclidean score
 # $-\|K_3\bar x_i - Q_3 \bar c_j\|^2 = -\gamma_1\|e_j-y_i\|^2-\gamma_2\|c_j-x_i\|^2$ with
@@ -163,7 +164,7 @@ assert np.allclose(params_trim["Q3"][:d, :d], np.sqrt(GAMMA2) * np.eye(d))
 assert params_trim["Q3"][-1, -1] == 0 and np.isclose(params_trim["K3"][-1, -1], np.sqrt(gamma_flag))
 
 # %% [markdown]
-# Robust k-means (§4) uses the same matrices with $\gamma_2$ replaced by $g = \gamma/\sqrt d$ and its own penalties;
+# Robust k-means (§4) uses the same matrices with $\gamma_2$ replaced by $\gamma/\sqrt d$ and its own penalties;
 # both are drawn below (the entries rounded to 2 decimals; one colour scale per figure, set by its largest entry,
 # so the small entries are pale: read the magnitudes off the numbers). What each special entry does:
 #
@@ -328,7 +329,7 @@ counts0 = np.bincount(labels0, minlength=k)
 starts = np.concatenate([[0], np.cumsum(counts0)])
 key_blocks = [(f"cl. {j}", slice(starts[j], starts[j + 1])) for j in range(k)] + [("centers", slice(n, n + k))]
 fig, axes = plt.subplots(1, 2, figsize=(8, 4.2), layout="constrained")
-for ax, block, title in [(axes[0], "mu", "block mu: the member mean (1/m_j each)"),
+for ax, block, title in [(axes[0], "mu", "block mu: the member mean (1/n_j each)"),
                          (axes[1], "3", "block 3: the sampled member (one-hot)")]:
     Wb = tr_med.layers[0].weights[block]           # (n + k, k)
     plot_attention(np.vstack([Wb[:n][by_cluster], Wb[n:]]), ax=ax, title=title, key_blocks=key_blocks,
@@ -385,7 +386,8 @@ plt.show()
 # %% [markdown]
 # ## 8. Comparison with Cuesta-Albertos, Gordaliza & Matrán (1997)
 #
-# Classical trimmed k-means keeps a **global** number $h = \lceil(1-\alpha)n\rceil$ of points — those closest to their
+# Classical trimmed k-means with trimming proportion ρ (here 0.05) keeps a **global** number $h = \lceil(1-\rho)n\rceil$
+# of points — those closest to their
 # nearest center — and alternates concentration steps: trim, assign, average. The attention rule trims **per cluster**
 # and its level is set by γ₂, not by a proportion. Both ignore the outliers here:
 
@@ -401,10 +403,10 @@ print("largest center difference:", np.abs(ca.centers[-1] - tr_trim.centers[-1])
 # %% [markdown]
 # ## 8b. The authors' trimmed k-means: a per-cluster quantile
 #
-# The authors' code has a third rule (`utils.trimmed_iters`, a baseline in their repository, not in the paper): assign as
-# Lloyd, then per cluster take the threshold $\tau_j$ = the 0.95-quantile (linear interpolation, `torch.quantile`'s
+# The authors' code has a third rule (`utils.trimmed_iters`, a baseline in their repository; the summary of the paper
+# we could read does not mention it): assign as Lloyd, then per cluster take the threshold $\kappa_j$ = the 0.95-quantile (linear interpolation, `torch.quantile`'s
 # default) of the members' squared distances, and move $c_j$ to the mean of the members **strictly below** it. With
-# distinct distances exactly $\lceil 0.95\,(m_j-1)\rceil$ of the $m_j$ members are kept, the closest: up to 20 members
+# distinct distances exactly $\lceil 0.95\,(n_j-1)\rceil$ of the $n_j$ members are kept, the closest: up to 20 members
 # only the farthest is dropped. A singleton, or a cluster whose members are all at one distance, keeps no one: the
 # authors' mean is NaN and they re-seed it with a random point; `kmt_ref` keeps the center (`info["stalled"]`).
 
@@ -418,19 +420,19 @@ for name, other in (("normmax attention", tr_trim), ("Cuesta-Albertos", ca)):
     print(f"largest center difference with {name}:", np.abs(qr.centers[-1] - other.centers[-1]).max().round(4))
 
 # %% [markdown]
-# **When the three coincide.** All three share Lloyd's assignment and move $c_j$ to the mean of a subset $K_j$ of
-# its members, so at a step they give the same centers when they pick the same $K_j$ (or subsets with the same mean):
+# **When the three coincide.** All three share Lloyd's assignment and move $c_j$ to the mean of a subset $R_j$ of
+# its members, so at a step they give the same centers when they pick the same $R_j$ (or subsets with the same mean):
 #
-# * quantile = normmax attention exactly when, in every cluster, $s^*_j = |\{i : D_i < \tau_j\}|$ —
-#   for distinct distances $s^*_j = \lceil q(m_j-1)\rceil$. For $2 \le m_j \le 20$ that is "drop exactly the
-#   farthest member": $\gamma_2\,(D_{(m)} - \bar D_{\text{others}}) > 1/(m_j-1)$ and no smaller $s$ scores higher.
-#   The quantile count depends on $m_j$ alone, normmax's on the gaps times γ₂, so a single γ₂ matches only when
+# * quantile = normmax attention exactly when, in every cluster, $s^*_j = |\{i : D_i < \kappa_j\}|$ —
+#   for distinct distances $s^*_j = \lceil q(n_j-1)\rceil$. For $2 \le n_j \le 20$ that is "drop exactly the
+#   farthest member": $\gamma_2\,(D_{(n_j)} - \bar D_{\text{others}}) > 1/(n_j-1)$ and no smaller $s$ scores higher.
+#   The quantile count depends on $n_j$ alone, normmax's on the gaps times γ₂, so a single γ₂ matches only when
 #   every cluster's gaps happen to fall in the window;
-# * quantile = Cuesta-Albertos exactly when $h = \sum_j |K_j|$ and every kept point is closer to its center than every
+# * quantile = Cuesta-Albertos exactly when $h = \sum_j |R_j|$ and every kept point is closer to its center than every
 #   dropped point (CA trims by a global rank, the quantile per cluster);
 # * none of them is Lloyd on a cluster of two or more distinct distances: the quantile always drops the farthest.
 #
-# Scaling shows the difference: shrink one cluster around its center by λ. The quantile rule keeps the same members at
+# Scaling shows the difference: shrink one cluster around its center by a factor ε. The quantile rule keeps the same members at
 # every scale; normmax at a fixed γ₂ keeps more and more, until it keeps all of them (Lloyd).
 
 # %%
@@ -439,15 +441,15 @@ C_ONE = np.array([[0.0]])                               # (1, 1)
 for lam in (10.0, 1.0, 0.1, 0.01):
     n_q = trimmed_kmeans_quantile(lam * u, C_ONE, 1).info["kept"][0].sum()
     n_a = trimmed_kmeans_attention(lam * u, C_ONE, 1, 1.0).info["kept"][0].sum()
-    print(f"λ = {lam:5g}: quantile keeps {n_q}, normmax (γ₂ = 1) keeps {n_a}")
+    print(f"ε = {lam:5g}: quantile keeps {n_q}, normmax (γ₂ = 1) keeps {n_a}")
     assert n_q == 5
 assert trimmed_kmeans_attention(0.01 * u, C_ONE, 1, 1.0).info["kept"][0].all()
 
 # %% [markdown]
 # **No exact circuit.** Block 3 can only give $c_j$ a normalizer of its scores, each a fixed continuous function of
-# the tokens. Shrink a cluster ($x_i = c_j + \lambda u_i$, λ → 0): the members' scores become equal, so any continuous
+# the tokens. Shrink a cluster ($x_i = c_j + \varepsilon u_i$, ε → 0): the members' scores become equal, so any continuous
 # normalizer (softmax, sparsemax, normmax with α < ∞, linear) tends to equal weights — the full mean, while the rule
-# keeps dropping the farthest point at every λ; α = ∞ normmax keeps every member once the gaps are below $1/(s(s+1))$
+# keeps dropping the farthest point at every ε; α = ∞ normmax keeps every member once the gaps are below $1/(s(s+1))$
 # (the cell above); and hardmax keeps only the best-scored members, which would need the score of a point $b$ both to
 # beat and to tie a farther point $e$ (clusters $\{a, b, e\}$ and $\{b, e, g\}$). An exact σ would have to count the
 # members and keep a fixed fraction by rank — the rule itself moved into σ — so `kmt_ref` writes the argument (in
