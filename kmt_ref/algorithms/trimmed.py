@@ -7,19 +7,24 @@ Three classical rules (SPEC §5):
   ``-gamma1 ||e_j - y_i||^2 - gamma2 ||c_j - x_i||^2``: each center moves to the
   uniform mean of its ``s*`` closest members;
 - :func:`trimmed_kmeans`, the textbook trimmed k-means of Cuesta-Albertos,
-  Gordaliza & Matran (1997): a global trimming proportion, concentration steps;
+  Gordaliza & Matran (1997): a global trimming proportion ``rho``,
+  concentration steps;
 - :func:`trimmed_kmeans_quantile`, the authors' rule (their ``utils.trimmed_iters``,
   a reference in their code, not in the paper): per cluster, drop the members
   at or beyond the q-quantile of their squared distances.
 
-The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit.
-The quantile rule has no exact circuit with any normalizer of the registry
-(the argument is in :func:`trimmed_kmeans_quantile`'s Notes).
+The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit,
+when its penalties satisfy ``2 gamma1 >= gamma2 D^2 + 1`` and two companion
+conditions (``D`` the data's diameter; see that function). The quantile rule
+has no exact circuit of Theorem 2.1's form (block 3 reading the keys' data
+rows) with any normalizer of the registry (the argument, and what it does
+not cover, is in :func:`trimmed_kmeans_quantile`'s Notes).
 """
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -39,14 +44,14 @@ __all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "linear
 def _best_prefix(z_desc):
     """The number ``s*`` of members kept, for scores sorted in descending order.
 
-    ``tau = max_s (z_{1:s} - 1)/s`` (``z_{1:s}`` the partial sums); ``s*`` is the
+    ``tau = max_s (z_{1:s} - 1)/s`` (``z_{1:s}`` the sum of the s largest scores); ``s*`` is the
     number of scores ``>= tau`` if ``tau > z_(1) - 1``, else 1 (a unique best
     member at least 1 above the rest). That is the largest maximiser of
     ``(z_{1:s} - 1)/s`` unless 1 is a maximiser: the alpha -> inf limit of
     alpha-normmax at ties, the rule of
     :func:`kmt_ref.core.sparse.infinity_normmax_support` (proof in
     :func:`kmt_ref.core.sparse.normmax`), with the same comparisons.
-    (Before issue 10 it was the smallest maximiser, which is not that limit.)
+    (The smallest maximiser would not be that limit.)
     """
     tau = np.max((np.cumsum(z_desc) - 1.0) / np.arange(1, z_desc.size + 1))
     if tau > z_desc[0] - 1.0:
@@ -85,7 +90,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
 
         l_i = argmin_j ||x_i - c_j||^2                         (ties: lowest j)
         z_i = -gamma2 ||x_i - c_j||^2 for the members i of cluster j,
-              sorted z_(1) >= z_(2) >= ...,  z_{1:s} = z_(1) + ... + z_(s)
+              sorted z_(1) >= z_(2) >= ...,  z_{1:s} = z_(1) + ... + z_(s), the sum of the s largest
         s*  = largest argmax_s (z_{1:s} - 1) / s, or 1 when s = 1 attains the maximum,
               i.e. z_(1) - z_(2) >= 1 (the alpha -> inf limit of normmax; _best_prefix)
         c_j <- mean of the s* members with the largest z       (empty: c_j)
@@ -117,22 +122,36 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
 # --------------------------------------------------------------------------
 # Trimmed k-means, Cuesta-Albertos, Gordaliza & Matran (1997)
 # --------------------------------------------------------------------------
-def trimmed_size(n, alpha):
-    """``h = ceil((1 - alpha) n)``, the number of points trimmed k-means keeps.
+def trimmed_size(n, rho):
+    """``h = ceil((1 - rho) n)``, the number of points trimmed k-means keeps (``rho`` the trimming proportion).
 
-    ``(1 - alpha) n`` is rounded to 9 decimals before the ceiling, so that
+    ``(1 - rho) n`` is rounded to 9 decimals before the ceiling, so that
     floating-point noise (``(1 - 0.7) * 10 = 3.0000000000000004``) does not add
     a point. Always ``1 <= h <= n``.
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"alpha must be a real number in [0, 1), got {alpha!r} ({type(alpha).__name__})")
-    alpha = float(alpha)
-    if not 0.0 <= alpha < 1.0:  # also rejects NaN
-        raise ValueError(f"trimming proportion alpha={alpha!r} should be in [0, 1)")
-    return min(n, max(1, math.ceil(round((1.0 - alpha) * n, 9))))
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real):
+        raise TypeError(f"rho must be a real number in [0, 1), got {rho!r} ({type(rho).__name__})")
+    rho = float(rho)
+    if not 0.0 <= rho < 1.0:  # also rejects NaN
+        raise ValueError(f"trimming proportion rho={rho!r} should be in [0, 1)")
+    return min(n, max(1, math.ceil(round((1.0 - rho) * n, 9))))
 
 
-def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
+def _trimming_proportion(rho, alpha):
+    """``rho``, or the deprecated keyword ``alpha`` (with a ``DeprecationWarning`` naming ``rho``)."""
+    if alpha is None:
+        if rho is None:
+            raise TypeError("trimmed_kmeans() missing the trimming proportion: pass rho=... (0 <= rho < 1)")
+        return rho
+    if rho is not None:
+        raise TypeError(f"trimmed_kmeans() got both rho={rho!r} and alpha={alpha!r}: pass rho only")
+    warnings.warn("trimmed_kmeans(alpha=...) is deprecated and will be removed in 0.2: the trimming "
+                  "proportion is named rho (alpha is the normmax exponent); pass rho=...",
+                  DeprecationWarning, stacklevel=3)
+    return alpha
+
+
+def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
     r"""Trimmed k-means (Cuesta-Albertos, Gordaliza & Matran 1997) by concentration steps.
 
     Parameters
@@ -141,10 +160,13 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     C0 : array_like, shape (d, k)
     n_iter : int
         Number of concentration steps T >= 0.
-    alpha : float
-        Trimming proportion, ``0 <= alpha < 1``; ``h = ceil((1 - alpha) n)``
-        points are kept (:func:`trimmed_size`). ``alpha = 0`` is Lloyd.
+    rho : float
+        Trimming proportion, ``0 <= rho < 1``; ``h = ceil((1 - rho) n)``
+        points are kept (:func:`trimmed_size`). ``rho = 0`` is Lloyd.
     empty : {"keep"}
+    alpha : float, optional
+        Deprecated name of ``rho`` (accepted until 0.2, with a
+        ``DeprecationWarning``); alpha is the normmax exponent everywhere else.
 
     Returns
     -------
@@ -152,13 +174,15 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
         ``labels[t]``: the nearest center of every point, ``-1`` for the
         ``n - h`` trimmed points. ``objective`` is the plain k-means objective
         of all points (as for every trace); ``info["trimmed_objective"]`` (T+1,)
-        is the trimmed objective, the sum over the ``h`` closest points.
+        is the trimmed objective, the sum over the ``h`` closest points;
+        ``info["rho"]``, ``info["h"]``.
 
     Notes
     -----
     The estimator minimises ``sum_{i in H} min_j ||x_i - c_j||^2`` over centers
-    and subsets ``H`` of size ``h``. One concentration step (their §3; the
-    "C-step" of Rousseeuw & Van Driessen's FAST-MCD)::
+    and subsets ``H`` of size ``h``. One concentration step (the "C-step" of
+    Rousseeuw & Van Driessen's FAST-MCD, applied to the trimmed k-means
+    objective)::
 
         D_i = min_j ||x_i - c_j||^2,   H = the h points with the smallest D_i
         l_i = argmin_j ||x_i - c_j||^2 for i in H              (ties: lowest j)
@@ -167,8 +191,9 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     Ties in ``D`` at the cut are broken by the lowest point index (a stable
     sort). The trimmed objective never increases.
     """
+    rho = _trimming_proportion(rho, alpha)
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
-    h = trimmed_size(X.shape[1], alpha)
+    h = trimmed_size(X.shape[1], rho)
 
     def nearest(C):
         lab, _ = nearest_center(X, C)  # ties: lowest index
@@ -186,7 +211,7 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
         C, _ = cluster_means(X[:, H], lab[H], C)  # empty: keep
         centers[t + 1] = C
         trimmed_obj.append(trimmed_objective(C))
-    info = {"alpha": float(alpha), "h": h, "empty": empty,
+    info = {"rho": float(rho), "h": h, "empty": empty,
             "trimmed_objective": frame.objective(np.array(trimmed_obj))}
     return finish_trace(X, centers, labels, info, frame)
 

@@ -1,5 +1,7 @@
 """Trimmed k-means (kmt_ref/algorithms/trimmed.py): the normmax circuit equals its rule bit for bit; Cuesta-Albertos et al. (1997); the authors' per-cluster quantile rule.
 """
+import warnings
+
 import numpy as np
 import pytest
 from cases import all_cases
@@ -111,10 +113,30 @@ def test_trimmed_objective_never_increases(seed):
 
 
 
-@pytest.mark.parametrize("alpha", [-0.1, 1.0, 1.5, np.nan])
-def test_trimming_proportion_outside_unit_interval(alpha):
-    with pytest.raises(ValueError, match="alpha"):
-        trimmed_kmeans(X_OK, C_OK, 1, alpha)
+@pytest.mark.parametrize("rho", [-0.1, 1.0, 1.5, np.nan])
+def test_trimming_proportion_outside_unit_interval(rho):
+    with pytest.raises(ValueError, match="rho"):
+        trimmed_kmeans(X_OK, C_OK, 1, rho)
+    with pytest.raises(ValueError, match="rho"):
+        trimmed_kmeans(X_OK, C_OK, 1, rho=rho)
+
+
+def test_trimming_proportion_is_rho_and_alpha_is_deprecated():
+    """rho= is the name; alpha= still works for one release, with a DeprecationWarning naming rho."""
+    X, C0, _ = blobs_with_outliers(rng=np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # rho= (and the positional form) warns about nothing
+        new = trimmed_kmeans(X, C0, 3, rho=0.1)
+        np.testing.assert_array_equal(trimmed_kmeans(X, C0, 3, 0.1).centers, new.centers)
+    assert new.info["rho"] == 0.1 and "alpha" not in new.info
+    with pytest.warns(DeprecationWarning, match="rho"):
+        old = trimmed_kmeans(X, C0, 3, alpha=0.1)
+    np.testing.assert_array_equal(old.centers, new.centers)
+    np.testing.assert_array_equal(old.labels, new.labels)
+    with pytest.raises(TypeError, match="rho"):
+        trimmed_kmeans(X, C0, 3, rho=0.1, alpha=0.1)
+    with pytest.raises(TypeError, match="rho"):
+        trimmed_kmeans(X, C0, 3)
 
 
 
