@@ -351,9 +351,10 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
         score; sets the trimming level (0: no trimming, Lloyd).
     gamma1, gamma_flag : float, optional
         Member penalty and default-token flag; default
-        :func:`separating_penalties` (``gamma1 >> gamma2``), under which the
-        result equals the reference. Smaller values give a different (valid)
-        transformer with no reference.
+        :func:`~kmt_ref.algorithms.sparse_update.separating_penalties`,
+        ``gamma1 = gamma_flag = gamma2 D^2 + 2``. The result equals the
+        reference whenever the three conditions in the Notes hold; smaller
+        values give a different (valid) transformer with no reference.
     record : bool
         Keep every layer's attention matrices (``trace.layers[t].weights["3"]``
         is block 3's (n + k, k) matrix: which points each center listens to).
@@ -373,6 +374,37 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     than the kept ones by roughly ``1/gamma2`` in squared distance are trimmed.
     Proof of the weights: :func:`sparse_update_weights`. **(open)**: the paper
     does not state this construction; it is the project's own.
+
+    *When the circuit equals the rule.* Block 3 scores (module docstring of
+    :mod:`kmt_ref.algorithms.sparse_update`): a member ``-gamma2 ||x_i - c_j||^2``,
+    a non-member that minus ``2 gamma1``, the own center token ``-gamma_flag``,
+    another center token below ``-2 gamma1 - gamma_flag``. alpha = inf normmax
+    keeps a score only if it lies above ``max z - 1`` (or is the maximum), and
+    scores at or below ``max z - 1`` do not move its threshold. With ``D`` a
+    bound on every point-center distance that can occur (all centers stay in
+    the convex hull of ``[X, C0]``, so the diameter of its bounding box, in
+    the data's units), the best member scores at least ``-gamma2 D^2`` and a
+    non-member at most ``-2 gamma1``; so, in exact arithmetic, the scores
+    separate if::
+
+        2 gamma1   >= gamma2 D^2 + 1     (every non-member out of a cluster with members)
+        gamma_flag >= gamma2 D^2 + 1     (the own token out of a cluster with members)
+        2 gamma1   >= gamma_flag + 1     (an empty cluster: its own token alone, c_j kept)
+
+    The computed scores carry rounding at the scale of ``gamma1`` and
+    ``gamma_flag``, so in floating point the inequalities need a margin: at
+    exact equality, an empty cluster whose center sits on another cluster's
+    point ties that point with its own token's margin, and rounding decides
+    (a case of the test table); a margin of 1e-3 in each suffices on every
+    case of the table, and the default keeps one unit to spare.
+
+    The conditions weigh ``gamma1`` against ``gamma2 D^2``, not against
+    ``gamma2``: they are invariant under rescaling the data with ``gamma2``
+    scaled inversely. ``gamma1 >> gamma2`` is neither needed nor enough: on
+    data of diameter 0.29, ``gamma2 = 1000`` is exact with ``gamma1 = 43.05``
+    and ``gamma_flag = 85.1``; the same data times 1000 with ``gamma2 = 0.001``
+    and ``gamma1 = 100 gamma2`` break the first condition, and a non-member
+    captures a center (tests/algorithms/test_trimmed.py).
 
     Policies: ties in the assignment -- lowest index; equal distances within a
     cluster -- kept or trimmed together; empty cluster -- keeps ``c_j`` (its
