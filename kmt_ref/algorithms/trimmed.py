@@ -108,7 +108,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     kept = np.zeros(labels.shape, dtype=bool)
 
     def update(t, j, members, c):
-        z = -g * sq_dist(X[:, members], c)  # (m,)
+        z = -g * sq_dist(X[:, members], c)  # (n_j,)
         order = np.argsort(-z, kind="stable")
         chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
         kept[t, chosen] = True
@@ -222,15 +222,15 @@ def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
 def linear_quantile(v_sorted, q):
     """The q-quantile of sorted values with linear interpolation (``np.quantile``'s and ``torch.quantile``'s default).
 
-    ``h = (m - 1) q``, ``lo = floor(h)``, ``w = h - lo``; the value is
+    ``pos = (n - 1) q`` (``n`` values), ``lo = floor(pos)``, ``w = pos - lo``; the value is
     ``a + (b - a) w`` for ``w < 0.5`` and ``b - (b - a)(1 - w)`` otherwise,
-    with ``a = v[lo]``, ``b = v[min(lo + 1, m - 1)]`` (both libraries' lerp).
+    with ``a = v[lo]``, ``b = v[min(lo + 1, n - 1)]`` (both libraries' lerp).
     """
-    m = v_sorted.size
-    h = (m - 1) * q
-    lo = int(math.floor(h))
-    a, b = v_sorted[lo], v_sorted[min(lo + 1, m - 1)]
-    w = h - lo
+    n = v_sorted.size
+    pos = (n - 1) * q
+    lo = int(math.floor(pos))
+    a, b = v_sorted[lo], v_sorted[min(lo + 1, n - 1)]
+    w = pos - lo
     return a + (b - a) * w if w < 0.5 else b - (b - a) * (1.0 - w)
 
 
@@ -267,12 +267,12 @@ def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
         c_j  <- mean{x_i : l_i = j, D_i < tau_j}                 (strictly below)
 
     The quantile is ``torch.quantile``'s default, linear interpolation at the
-    virtual index ``(m - 1) q`` (:func:`linear_quantile`, equal to
-    ``np.quantile(..., method="linear")`` bit for bit). With the ``m`` members'
-    distances distinct, exactly ``ceil(q (m - 1))`` members are kept, the
-    closest: for ``q = 0.95`` and ``2 <= m <= 20`` only the farthest member is
-    dropped, ``m = 21`` drops two, and so on. Unlike :func:`trimmed_kmeans_attention`
-    the count depends on ``m`` alone (no scale: multiplying a cluster's
+    virtual index ``(n_j - 1) q`` (:func:`linear_quantile`, equal to
+    ``np.quantile(..., method="linear")`` bit for bit). With the ``n_j`` members'
+    distances distinct, exactly ``ceil(q (n_j - 1))`` members are kept, the
+    closest: for ``q = 0.95`` and ``2 <= n_j <= 20`` only the farthest member is
+    dropped, ``n_j = 21`` drops two, and so on. Unlike :func:`trimmed_kmeans_attention`
+    the count depends on ``n_j`` alone (no scale: multiplying a cluster's
     distances changes nothing); unlike :func:`trimmed_kmeans` it is per cluster
     and never relabels. It is not Lloyd at any q: a cluster of two or more
     distinct distances always loses its farthest member.
@@ -286,34 +286,47 @@ def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
     Distances are computed directly in float64 (theirs: ``cdist`` squared, in
     float32).
 
-    **No exact circuit with the layer's normalizers.** Block 3 gives center
-    j the value ``sum_i sigma(s_j)_i v_i``: a normalizer of its scores against
-    every key, each score a fixed function ``f(cbar_j, key token)``,
-    continuous in the data. Take k = 1, ``m >= 3`` points
-    ``x_i = c + lam u_i`` with distinct ``|u_i|`` and ``c, x_1, ..., x_m``
-    affinely independent: the output is an affine combination of the keys'
-    values, so it equals the rule's mean only if the weights are uniform on the
-    ``ceil(q (m - 1))`` closest points and 0 elsewhere, for every ``lam > 0``.
+    **No exact circuit of Theorem 2.1's form with the registry's normalizers.**
+    The claim is narrow: it covers block 3 with ``V3 = P_X`` (a key's value
+    is its own data rows, as in Theorem 2.1) and scores ``f(cbar_j, key token)``, each a fixed continuous
+    function of the two tokens (Euclidean or dot scores of ``Q3``, ``K3``,
+    with biases or not), normalized by any normalizer of the registry. Block
+    3 then gives center j the value ``sum_i w_i x_i`` over the keys. An affine
+    ``V3``, extra layers or other blocks are not argued here.
+
+    Take k = 1, ``n_j >= 3`` points ``x_i = c + kappa u_i`` with distinct
+    ``|u_i|`` and ``c, x_1, ..., x_{n_j}`` affinely independent: the output
+    is an affine combination of the keys' values (the points and ``c``), so
+    it equals the rule's mean only if the weights are uniform on the
+    ``ceil(q (n_j - 1))`` closest points and 0 elsewhere, for every
+    ``kappa > 0``.
 
     - *Continuous, permutation-equivariant sigma* (softmax at finite gamma,
-      sparsemax, normmax at alpha < inf, linear): as ``lam -> 0`` the member
+      sparsemax, normmax at alpha < inf, linear): as ``kappa -> 0`` the member
       tokens, hence their scores, become equal; the constant weights would be
       ``sigma`` of the limit scores, which must weigh equal scores equally: a
       contradiction.
     - *normmax at alpha = inf* (uniform over the top ``s*``, ``s*`` maximising
-      ``(z_{1:s} - 1)/s``): as ``lam -> 0`` the gaps vanish while ``(z_{1:s} - 1)/s``
-      grows with s by ``1/(s (s + 1))``, so ``s* = m``: every member, Lloyd.
+      ``(z_{1:s} - 1)/s``): as ``kappa -> 0`` the gaps vanish while
+      ``(z_{1:s} - 1)/s`` grows with s by ``1/(s (s + 1))``, so ``s* = n_j``:
+      every member, Lloyd.
     - *hardmax* (lowest index, or averaging over the maximum set): the kept
       points must share the top score and the dropped ones score lower, for
       every configuration. With ``|a| < |b| < |e| < |g|`` (points relative to
       c), ``{a, b, e}`` needs ``f(b) > f(e)`` and ``{b, e, g}`` needs
       ``f(b) = f(e)`` (q = 0.95: three members keep two).
+    - *gumbel*, with any noise draw. Relaxed (``hard=False``) at finite
+      gamma: every key of finite score gets a positive weight, so the
+      farthest member is never dropped. Hard (``hard=True``): one key's
+      value, a single point or ``c``, which is never the mean of the two or
+      more distinct kept points (affinely independent). At ``gamma = inf``
+      the support is the maximum set, and the hardmax argument applies.
 
-    So no weights make any normalizer of the registry realise the rule. An
-    exact sigma would have to count the members (tell them from other keys by
-    a score gap) and keep a fixed fraction by rank, scale-free and
-    discontinuous: the rule itself moved into sigma, proving nothing the loop
-    does not, so the project does not build it.
+    So no weights make any normalizer of the registry realise the rule in
+    this form. An exact sigma would have to count the members (tell them
+    from other keys by a score gap) and keep a fixed fraction by rank,
+    scale-free and discontinuous: the rule itself moved into sigma, proving
+    nothing the loop does not, so the project does not build it.
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     q = check_real_in(q, "q", 0.0, 1.0, lo_open=True, hi_open=False)
@@ -321,7 +334,7 @@ def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
     stalled = np.zeros((n_iter, C.shape[1]), dtype=bool)
 
     def update(t, j, members, c):
-        D = sq_dist(X[:, members], c)  # (m,)
+        D = sq_dist(X[:, members], c)  # (n_j,)
         chosen = members[D < linear_quantile(np.sort(D), q)]  # in point order
         if chosen.size == 0:  # singleton or all tied: nothing strictly below (the authors: NaN, reseed)
             stalled[t, j] = True
