@@ -313,6 +313,19 @@ def test_gumbel_soft_and_inf():
     np.testing.assert_array_equal(gumbel(S, 2.0, noise=np.zeros(S.shape), hard=True), hardmax(S))
 
 
+def test_gumbel_relaxed_at_inf_is_random_weights_on_the_maxima_not_a_pick():
+    """gamma = inf with hard=False: softmax(g / T_G) over the maxima's noise, so the weights sit on the maximum
+    set, are neither one-hot nor uniform, and change with the draw; only hard=True is a uniform pick."""
+    rng = np.random.default_rng(0)
+    S = np.array([[1.0], [1.0], [0.0]])
+    W = np.stack([gumbel(S, np.inf, rng=rng)[:, 0] for _ in range(200)])  # (200, 3)
+    assert np.all(W[:, 2] == 0) and np.allclose(W.sum(axis=1), 1.0)
+    assert np.all((W[:, 0] > 0) & (W[:, 0] < 1))  # never a pick
+    assert np.ptp(W[:, 0]) > 0.5  # nor a fixed (uniform) weight: it moves with the noise
+    g = np.array([[0.3], [-0.2], [1.0]])
+    np.testing.assert_allclose(gumbel(S, np.inf, noise=g, tau=0.5)[:2, 0], softmax(np.array([0.3, -0.2]) / 0.5))
+
+
 # --------------------------------------------------------------------------
 # invalid parameters
 # --------------------------------------------------------------------------
