@@ -73,18 +73,18 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
     the keys ``[x_1 .. x_n, c_1 .. c_k]``: shape (n + k, k), C order; only the
     rows of the members are used.
 
-    *Why it is a k-medoids rule.* A medoid of ``M_j`` (``m_j = |M_j|``
+    *Why it is a k-medoids rule.* A medoid of ``M_j`` (``n_j = |M_j|``
     members, mean ``mu_j``) is the member minimising its total squared
     distance to the others, ``sum_{l in M_j} ||x_i - x_l||^2``. Writing
     ``x_i - x_l = (x_i - mu_j) - (x_l - mu_j)`` and using
     ``sum_{l in M_j} (x_l - mu_j) = 0``::
 
-        sum_{l in M_j} ||x_i - x_l||^2 = m_j ||x_i - mu_j||^2 + sum_{l in M_j} ||x_l - mu_j||^2,
+        sum_{l in M_j} ||x_i - x_l||^2 = n_j ||x_i - mu_j||^2 + sum_{l in M_j} ||x_l - mu_j||^2,
 
     and the last sum does not depend on ``i``. So ranking members by
     ``||x_i - mu_j||^2`` is ranking them by the medoid cost:
     ``softmax(-gamma ||x_i - mu_j||^2)`` is the Gibbs distribution of the
-    medoid cost at inverse temperature ``gamma / m_j``: as ``gamma -> inf``
+    medoid cost at inverse temperature ``gamma / n_j``: as ``gamma -> inf``
     it concentrates on the medoids, so a unique medoid is picked (almost
     surely), and ``gamma = 0`` gives a uniform member. Tied medoids (members
     at exactly the same distance from ``mu_j``) have exactly equal logits at
