@@ -15,8 +15,8 @@ So the data are first moved into a **frame**, as part of the embedding
     c  = 2^e c~ + s                                  (read-out of the centers)
 
 - ``s`` (shift): zero when the midpoint of the data's bounding box lies within
-  ``SHIFT_RATIO`` = 16 half-extents of the origin, ``max_m |mid_m| <= 16 r``
-  with ``r = max_m (hi_m - lo_m)/2`` the largest half-extent (the expansion is
+  ``SHIFT_RATIO`` = 16 half-extents of the origin, ``||mid||_inf <= 16 r``
+  with ``r = ||hi - lo||_inf / 2`` the largest half-extent (the expansion is
   then well conditioned enough, below); otherwise that midpoint, per
   dimension. (Midpoint at 15 half-extents: no shift; at 17: shifted.)
 - ``e`` (exponent): zero when the largest ``|x~|`` lies in
@@ -35,7 +35,8 @@ floating point: every operation is exact times ``(1 + delta)``,
 and a center ``c`` in the frame, put ``a = ||x||^2``, ``b = ||c||^2``,
 ``p = c.x`` and ``D = ||x - c||^2 = a + b - 2p``. The computed squared norms
 are ``a (1 + theta_a)``, ``b (1 + theta_b)`` with ``|theta| <= gamma_d``, and the
-computed product has error at most ``gamma_d sum_m |c_m x_m| <= gamma_d (a + b)/2``
+computed product has error at most ``gamma_d |c|.|x| <= gamma_d (a + b)/2`` (``|.|`` taken
+entrywise)
 (Higham, *Accuracy and Stability of Numerical Algorithms*, §3.1: any order of
 summation, with or without fused multiply-adds). The sum ``a + b`` is rounded
 once, ``2p`` is exact, and the difference is rounded once, so the computed
@@ -46,8 +47,9 @@ once, ``2p`` is exact, and the difference is rounded once, so the computed
 
 In the frame every coordinate of a point, and of a center in the data's
 bounding box (every mean of data points), is at most ``17 r`` in absolute
-value: unshifted, ``|x_m| <= |mid_m| + r <= 16 r + r``; shifted,
-``|x_m - s_m| <= 2 r`` (the computed midpoint lies in ``[lo_m, hi_m]``). And
+value: unshifted, at most ``||mid||_inf + r <= 16 r + r``; shifted, each
+coordinate of ``x - s`` is at most ``2 r`` (each computed midpoint
+coordinate lies between that dimension's ``lo`` and ``hi``). And
 ``D <= 4 d r^2``. So ``a, b <= 289 d r^2`` and, to first order in eps::
 
     |D^ - D| <= (578 d^2 + 291 d) eps r^2          (869 eps r^2 for d = 1),
@@ -109,13 +111,13 @@ class Frame:
         return self.exponent == 0 and not np.any(self.shift)
 
     def to_frame(self, A):
-        """``(A - s) / 2^e`` for A of shape (d, m)."""
+        """``(A - s) / 2^e`` for A of shape (d, ncol)."""
         if self.is_identity:
             return A
         return np.ldexp(A - self.shift[:, None], -self.exponent)
 
     def from_frame(self, A):
-        """``2^e A + s`` for A of shape (..., d, m): centers back in data units."""
+        """``2^e A + s`` for A of shape (..., d, ncol): centers back in data units."""
         if self.is_identity:
             return A
         with np.errstate(over="ignore", under="ignore"):
@@ -183,7 +185,7 @@ def data_frame(X, C0=None, names=("X", "C0")):
     R = float(np.max(np.maximum(np.abs(hi - shift), np.abs(lo - shift))))  # <= max(|lo|, |hi|): finite
     exponent = 0
     if R > 0:
-        e = int(np.frexp(R)[1])  # R = m 2^e, m in [1/2, 1)
+        e = int(np.frexp(R)[1])  # R = f 2^e, f in [1/2, 1)
         if not EXPONENT_RANGE[0] <= e <= EXPONENT_RANGE[1]:
             exponent = e
     frame = Frame(shift=shift, exponent=exponent)

@@ -135,8 +135,8 @@ class MedoidEmbedding(Embedding):
         return self.d if name == "mu" else super().size(name)
 
     def _stack(self, Z, embed):
-        m = Z.shape[1]
-        parts = [np.zeros((self.d, m)) if name == "mu" else embed(Embedding(self.d, self.k, (name,)), Z)
+        ncol = Z.shape[1]
+        parts = [np.zeros((self.d, ncol)) if name == "mu" else embed(Embedding(self.d, self.k, (name,)), Z)
                  for name in self.layout]
         return np.concatenate(parts, axis=0)
 

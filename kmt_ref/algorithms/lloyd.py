@@ -300,7 +300,7 @@ def lloyd_weights(d, k, center_update="euclidean"):
     *Why block 1 uses the lowest-index hardmax.* This is the project's tie
     convention, not a limit of the attention. As ``gamma -> inf``,
     ``softmax(gamma s)_j = 1 / sum_l exp(gamma (s_l - s_j))`` tends to 1 on a
-    unique maximum, and on ``m`` tied maxima to ``1/m`` each (the other terms
+    unique maximum, and on ``t`` tied maxima to ``1/t`` each (the other terms
     vanish, the tied ones stay ``exp(0) = 1``): the limit is the
     *averaging* hardmax. A point equidistant from two centers ``j < l`` would
     then get ``y_i = (e_j + e_l)/2``, which is no assignment. Block 3 at

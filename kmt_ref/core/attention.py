@@ -258,7 +258,7 @@ def rms_norm(Z, gain=None):
 
     Parameters
     ----------
-    Z : ndarray, shape (..., d_emb, m)
+    Z : ndarray, shape (..., d_emb, q)
     gain : float or None
         ``None`` means ``1/sqrt(d_emb)``.
 

@@ -30,7 +30,7 @@ The forward pass (the same function, its own rounding)
    the last term is dropped: the score array used is
    ``S_ji = a (2 k_j.q_i - ||k_j||^2) = [k_j, -||k_j||^2] . [2a q_i; a]``,
    one matrix product. Dot scores: ``S_ji = a k_j.q_i``.
-2. ``E = exp(S - m)``, ``m_i = max_j S_ji`` (no overflow; a constant for the
+2. ``E = exp(S - smax)``, ``smax_i = max_j S_ji`` (no overflow; a constant for the
    derivative, as in the plain path); ``z_i = sum_j E_ji``.
 3. Dropout (probability ``p``, the dropped entries ``D`` drawn by the caller):
    ``Et`` is E with the entries of ``D`` set to 0. The weights are

@@ -184,7 +184,7 @@ def hardmax_average(S, gamma=None, axis=0, rng=None):
 
     Returns
     -------
-    W : ndarray, same shape as ``S``; ``1/m`` on the ``m`` tied maxima, 0 elsewhere.
+    W : ndarray, same shape as ``S``; ``1/t`` on the ``t`` tied maxima, 0 elsewhere.
 
     Notes
     -----
@@ -260,7 +260,7 @@ def gumbel_noise(rng, shape):
 
     Notes
     -----
-    ``u = m / 2^53`` with ``m`` uniform on the integers ``1 .. 2^53 - 1``
+    ``u = v / 2^53`` with ``v`` uniform on the integers ``1 .. 2^53 - 1``
     (``rng.integers``): every ``u`` is exactly representable and lies strictly
     inside (0, 1), so ``log u < 0`` and ``-log u > 0``; neither logarithm can
     see 0. (``rng.random()`` can return 0, and ``1 - rng.random()`` can
@@ -269,8 +269,8 @@ def gumbel_noise(rng, shape):
     """
     if not isinstance(rng, onp.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {rng!r} ({type(rng).__name__})")
-    m = rng.integers(1, _U_STEPS, size=shape)  # 1 .. 2^53 - 1
-    U = m / _U_STEPS
+    v = rng.integers(1, _U_STEPS, size=shape)  # 1 .. 2^53 - 1
+    U = v / _U_STEPS
     return -onp.log(-onp.log(U))
 
 
