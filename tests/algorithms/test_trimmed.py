@@ -267,7 +267,7 @@ def test_quantile_rule_equals_an_independent_transcription_on_shared_cases():
 def test_quantile_rule_compared_with_the_other_two():
     X = np.array([[0.0, 1.0, 2.0, 100.0]])
     # one cluster of 4: the quantile keeps ceil(.95 * 3) = 3 -- as Cuesta-Albertos with h = 3 and as
-    # normmax where it trims the one outlier (gamma2 = .1: (S_s - 1)/s = -1, -.55, -.5, -250.4 -> s* = 3)
+    # normmax where it trims the one outlier (gamma2 = .1: (sum of the s largest z - 1)/s = -1, -.55, -.5, -250.4 -> s* = 3)
     q = trimmed_kmeans_quantile(X, C_TOY, 1)
     np.testing.assert_array_equal(q.centers[1], trimmed_kmeans(X, C_TOY, 1, 0.25).centers[1])
     np.testing.assert_array_equal(q.centers[1], trimmed_kmeans_attention(X, C_TOY, 1, 0.1).centers[1])

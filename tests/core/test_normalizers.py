@@ -206,7 +206,7 @@ def test_normmax_inf_tie_at_the_top_gap_one_is_one_hot():
             np.testing.assert_allclose(normmax(z, alpha=a), one_hot, atol=1e-12)
 
 
-# (scores, the alpha -> inf limit): ties between several maximisers s of (S_s - 1)/s with |A| >= 2
+# (scores, the alpha -> inf limit): ties between several maximisers s of (z_{1:s} - 1)/s with |A| >= 2
 TIES = [
     ([1.0, 0.8, 0.4], [1 / 3, 1 / 3, 1 / 3]),            # s = 2, 3 tie: the issue's example
     ([1.0, 0.8, 0.4, 0.4, -3.0], [0.25, 0.25, 0.25, 0.25, 0.0]),  # s = 2, 3, 4 tie
@@ -233,7 +233,7 @@ def test_normmax_inf_at_ties_is_the_limit_of_large_finite_alpha(z, limit):
 
 
 def test_sparsemax_threshold_solves_the_kkt_equation():
-    """Proof in simplex_threshold: tau = max_s (S_s - 1)/s is the root of sum [z - t]_+ = 1."""
+    """Proof in simplex_threshold: tau = max_s (z_{1:s} - 1)/s is the root of sum [z - t]_+ = 1."""
     rng = np.random.default_rng(3)
     for _ in range(20):
         z = rng.normal(size=7) * rng.choice([0.1, 1.0, 10.0])
