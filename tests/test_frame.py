@@ -459,3 +459,58 @@ def test_whole_trajectories_part_only_at_near_ties(name):
     # a handful (measured here: robust 8, soft 4, dot 1 of 214; another BLAS kernel decides some ties the
     # other way: soft 11 with OpenBLAS's Nehalem kernel); a wrong circuit would part on most of the table
     assert parted <= 30
+
+
+@pytest.mark.parametrize("ratio, shifted", [(15.0, False), (16.0, False), (17.0, True)])
+def test_frame_shift_boundary_is_sixteen_half_extents(ratio, shifted):
+    """The midpoint at 15 (and exactly 16) half-extents from the origin: no shift; at 17: shifted."""
+    from kmt_ref.frame import SHIFT_RATIO
+    assert SHIFT_RATIO == 16.0
+    X = np.array([[ratio - 1.0, ratio + 1.0, ratio], [0.0, 0.5, -0.5]])  # half-extent r = 1, mid (ratio, 0)
+    f = data_frame(X)
+    assert bool(np.any(f.shift)) == shifted
+    if shifted:
+        np.testing.assert_array_equal(f.shift, [ratio, 0.0])
+
+
+def _expansion_error_worst(d, seed, n=300, k=40):
+    """Largest |computed - exact| of the squared distances of trace.distance_blocks, over the rigorous
+    bound of the frame's module docstring and over eps r^2 (r = 1), for points and centers drawn in
+    [15, 17]^d: the midpoint sits at 16 half-extents, the farthest position left unshifted."""
+    from fractions import Fraction
+
+    from kmt_ref.trace import distance_blocks
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(15.0, 17.0, size=(d, n))
+    X[:, 0], X[:, 1] = 15.0, 17.0  # the bounding box is exactly [15, 17]^d
+    C = np.concatenate([rng.uniform(15.0, 17.0, size=(d, k - 2)), X[:, :2]], axis=1)
+    assert data_frame(X, C).is_identity
+    D = np.concatenate([Db.copy() for _, _, Db in distance_blocks(X, C)], axis=1)  # (k, n)
+    u = Fraction(1, 2**53)
+    gd = d * u / (1 - d * u)
+    Xf = [[Fraction(v) for v in row] for row in X]
+    Cf = [[Fraction(v) for v in row] for row in C]
+    worst_ratio, worst_eps = 0.0, Fraction(0)
+    for j in range(C.shape[1]):
+        for i in range(n):
+            a = sum(Xf[m][i] ** 2 for m in range(d))
+            b = sum(Cf[m][j] ** 2 for m in range(d))
+            exact = sum((Xf[m][i] - Cf[m][j]) ** 2 for m in range(d))
+            err = abs(Fraction(D[j, i]) - exact)
+            bound = (1 + u) * (2 * gd + u + u * gd) * (a + b) + u * exact
+            worst_ratio = max(worst_ratio, float(err / bound))
+            worst_eps = max(worst_eps, err / (2 * u))
+    return worst_ratio, float(worst_eps)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_expansion_error_within_the_derived_bound_near_the_shift_boundary(d):
+    """The frame's error bound, checked in exact rational arithmetic: every computed squared distance is
+    within the rigorous bound, hence within (578 d^2 + 291 d) eps r^2; and the worst comes close to it
+    (704 eps r^2 at d = 1), so the test would see a bound that is too small (25 eps r^2, say)."""
+    ratio, worst = _expansion_error_worst(d, seed=d)
+    assert ratio <= 1.0
+    assert worst <= (578 * d * d + 291 * d) * (1 + 1e-12)
+    assert worst > 100 * d
+    if d == 1:
+        assert worst > 600

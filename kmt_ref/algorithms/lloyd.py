@@ -5,8 +5,10 @@ Lloyd's algorithm, iteration t::
     l_i^{(t)}   = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
     c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}               (empty: c_j^{(t)}, SPEC §3 "(open)")
 
-Theorem 2.1 (eq. (5)): with the hand-set weights of :func:`lloyd_weights`,
-the encoder-decoder layer::
+Theorem 2.1 of the paper (Theorem 1 in Appendix D of the follow-up, "Leaner
+Transformers Can Easily Learn to Cluster", arXiv 2610.09760; the layer as the
+authors' ``cnst_model.py`` computes it): with the hand-set weights of
+:func:`lloyd_weights`, the encoder-decoder layer::
 
     Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)     assign, reset Y
     Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)    update, reset C
@@ -242,8 +244,10 @@ def lloyd_weights(d, k, center_update="euclidean"):
         with the project's default-token extension (exact for empty clusters).
         ``"linear"``: the authors' block 3 (their ``cnst_model.py``,
         ``CModel(ldp=True)``), normalized linear attention with dot-product
-        scores ``e_j . y_i`` (exact mean at any gamma; assumes no cluster is
-        empty).
+        scores ``e_j . y_i``: the exact member mean whenever y is one-hot
+        (block 1 at gamma = inf; block 3 itself has no gamma); with block 1
+        at a finite gamma y is soft and block 3 gives the y-weighted mean
+        ``sum_i y_ij x_i / sum_i y_ij``. Assumes no cluster is empty.
 
     Returns
     -------
@@ -253,9 +257,9 @@ def lloyd_weights(d, k, center_update="euclidean"):
 
     Notes
     -----
-    Proof sketch of Theorem 2.1 (as the project brief states it: a T-layer
-    transformer with fixed weights and limit softmax runs T Lloyd
-    iterations exactly), for these weights. With ``center_update="linear"``
+    Proof sketch of Theorem 2.1 (as SPEC §3 summarises it: a transformer
+    with fixed weights and limit softmax runs one Lloyd iteration per layer,
+    exactly), for these weights. With ``center_update="linear"``
     they are the authors' (their ``cnst_model.py``: blocks CAX, SAX, CAC, SAC
     = 1, 2, 3, 4); the flag row is the project's extension.
     ``P_X``, ``P_Y``, ``P_T`` keep the data block, the one-hot block and the
@@ -280,7 +284,11 @@ def lloyd_weights(d, k, center_update="euclidean"):
     is empty: Lloyd's "keep" policy, exactly. (The flag row is the same device
     as tracr's default-attention token; it is the project's own construction,
     SPEC §3 "(open)".) With ``center_update="linear"``: scores ``e_j . y_i``
-    (1 for members, 0 otherwise) normalized by their sum give ``mu_j`` at any gamma.
+    (1 for members, 0 otherwise) normalized by their sum give ``mu_j``
+    exactly, whatever the gammas of the other blocks, as long as block 1
+    writes one-hot y (gamma = inf). With block 1 at a finite gamma, y_i is
+    soft, the scores are ``y_ij`` and the result is the y-weighted mean
+    ``sum_i y_ij x_i / sum_i y_ij`` (soft k-means' update), not ``mu_j``.
 
     *Block 4* (Q4 = K4 = P_Y, V4 = -P_X; self-attention on centers): the
     ``e_j`` are distinct, so this is identity attention and writes ``-c_j``.
@@ -292,14 +300,20 @@ def lloyd_weights(d, k, center_update="euclidean"):
     *Why block 1 uses the lowest-index hardmax.* This is the project's tie
     convention, not a limit of the attention. As ``gamma -> inf``,
     ``softmax(gamma s)_j = 1 / sum_l exp(gamma (s_l - s_j))`` tends to 1 on a
-    unique maximum, and on ``m`` tied maxima to ``1/m`` each (the other terms
-    vanish, the ``m`` tied ones stay ``exp(0) = 1``): the limit is the
-    *averaging* hardmax. A point equidistant from two centers would then get
-    ``y_i = (e_j + e_l)/2``, which is no assignment, and block 3 at
-    ``gamma = inf`` would leave it out of both means (its score ``-1/2`` is
-    below the members' 0; the linear update would count it half in each
-    cluster); Lloyd's ``argmin`` gives it to the lowest index (notebook 01,
-    exercise 01.2, measures it).
+    unique maximum, and on ``t`` tied maxima to ``1/t`` each (the other terms
+    vanish, the tied ones stay ``exp(0) = 1``): the limit is the
+    *averaging* hardmax. A point equidistant from two centers ``j < l`` would
+    then get ``y_i = (e_j + e_l)/2``, which is no assignment. Block 3 at
+    ``gamma = inf`` scores it ``-||y_i - e_j||^2 = -1/2`` for both centers:
+    below a full member's 0, above the own token's -1 and a non-member's -2.
+    So a cluster with a full member leaves the tied point out of its mean,
+    but a cluster with no full member moves onto it (onto the mean of its
+    tied points). For ``X = [0, 1]``, ``C = [0.5, 1.5]`` (d = 1) the point 1
+    ties: center 0 takes its full member, 0, and center 1 moves from 1.5 to
+    1.0, while Lloyd gives the point to cluster 0 (centers 0.5 and 1.5, the
+    empty cluster kept). The linear update counts the tied point with
+    weight 1/2 in each cluster (there: 1/3 and 1.0). Lloyd's ``argmin``
+    gives it to the lowest index (notebook 01, exercise 01.2, measures it).
     Block 1 therefore uses ``hardmax`` (ties to the lowest index), so that the
     transformer equals ``np.argmin`` Lloyd on every input, ties included;
     without ties the two hardmaxes coincide and both are the limit. Block 3

@@ -68,7 +68,7 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     cluster moves onto its point.
 
     Provenance: the authors' rule is ``utils.rkm_iters`` in
-    ``rithram/kmeans-trf`` (read for issue 10): per iteration, squared
+    ``rithram/kmeans-trf`` (``utils.py``): per iteration, squared
     distances, ``sqd, assign = min`` over the centers, and for each
     non-empty cluster ``sparsemax(-inv_temp * sqd[members] / sqrt(d)) @
     X[members]`` (``entmax.sparsemax``; ``inv_temp`` defaults to 0.01). This

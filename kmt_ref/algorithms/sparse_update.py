@@ -86,7 +86,7 @@ GUMBEL_WIDTH = GUMBEL_RANGE[1] - GUMBEL_RANGE[0]
 # The classical side: Lloyd's assignment, then a per-cluster update
 # --------------------------------------------------------------------------
 def sq_dist(X, c):
-    """``||x_i - c||^2`` for the columns of X (d, m), computed directly."""
+    """``||x_i - c||^2`` for the columns of X (d, n_j), computed directly."""
     diff = X - c[:, None]
     return np.sum(diff * diff, axis=0)  # (m,)
 
@@ -143,10 +143,10 @@ def separating_penalties(X, C0, g, noise_width=0.0):
     Notes
     -----
     With ``D^2`` the squared diameter of the bounding box of ``[X, C0]`` and
-    ``m = 1 + noise_width`` the margin a score gap needs, returns
-    ``gamma1 = gamma_flag = g D^2 + m + 1``. Then ``gamma_flag > g D^2 + m``
-    (the own token loses to every member), ``2 gamma1 > g D^2 + m`` (every
-    non-member loses to every member) and ``2 gamma1 > gamma_flag + m`` (in an
+    ``w = 1 + noise_width`` the width a score gap needs, returns
+    ``gamma1 = gamma_flag = g D^2 + w + 1``. Then ``gamma_flag > g D^2 + w``
+    (the own token loses to every member), ``2 gamma1 > g D^2 + w`` (every
+    non-member loses to every member) and ``2 gamma1 > gamma_flag + w`` (in an
     empty cluster the own token beats every non-member), each with one unit to
     spare for rounding. See the module docstring for the scores.
     """

@@ -7,19 +7,24 @@ Three classical rules (SPEC §5):
   ``-gamma1 ||e_j - y_i||^2 - gamma2 ||c_j - x_i||^2``: each center moves to the
   uniform mean of its ``s*`` closest members;
 - :func:`trimmed_kmeans`, the textbook trimmed k-means of Cuesta-Albertos,
-  Gordaliza & Matran (1997): a global trimming proportion, concentration steps;
+  Gordaliza & Matran (1997): a global trimming proportion ``rho``,
+  concentration steps;
 - :func:`trimmed_kmeans_quantile`, the authors' rule (their ``utils.trimmed_iters``,
   a reference in their code, not in the paper): per cluster, drop the members
   at or beyond the q-quantile of their squared distances.
 
-The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit.
-The quantile rule has no exact circuit with any normalizer of the registry
-(the argument is in :func:`trimmed_kmeans_quantile`'s Notes).
+The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit,
+when its penalties satisfy ``2 gamma1 >= gamma2 D^2 + 1`` and two companion
+conditions (``D`` the data's diameter; see that function). The quantile rule
+has no exact circuit of Theorem 2.1's form (block 3 reading the keys' data
+rows) with any normalizer of the registry (the argument, and what it does
+not cover, is in :func:`trimmed_kmeans_quantile`'s Notes).
 """
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -39,14 +44,14 @@ __all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "linear
 def _best_prefix(z_desc):
     """The number ``s*`` of members kept, for scores sorted in descending order.
 
-    ``tau = max_s (z_{1:s} - 1)/s`` (``z_{1:s}`` the partial sums); ``s*`` is the
+    ``tau = max_s (z_{1:s} - 1)/s`` (``z_{1:s}`` the sum of the s largest scores); ``s*`` is the
     number of scores ``>= tau`` if ``tau > z_(1) - 1``, else 1 (a unique best
     member at least 1 above the rest). That is the largest maximiser of
     ``(z_{1:s} - 1)/s`` unless 1 is a maximiser: the alpha -> inf limit of
     alpha-normmax at ties, the rule of
     :func:`kmt_ref.core.sparse.infinity_normmax_support` (proof in
     :func:`kmt_ref.core.sparse.normmax`), with the same comparisons.
-    (Before issue 10 it was the smallest maximiser, which is not that limit.)
+    (The smallest maximiser would not be that limit.)
     """
     tau = np.max((np.cumsum(z_desc) - 1.0) / np.arange(1, z_desc.size + 1))
     if tau > z_desc[0] - 1.0:
@@ -85,7 +90,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
 
         l_i = argmin_j ||x_i - c_j||^2                         (ties: lowest j)
         z_i = -gamma2 ||x_i - c_j||^2 for the members i of cluster j,
-              sorted z_(1) >= z_(2) >= ...,  z_{1:s} = z_(1) + ... + z_(s)
+              sorted z_(1) >= z_(2) >= ...,  z_{1:s} = z_(1) + ... + z_(s), the sum of the s largest
         s*  = largest argmax_s (z_{1:s} - 1) / s, or 1 when s = 1 attains the maximum,
               i.e. z_(1) - z_(2) >= 1 (the alpha -> inf limit of normmax; _best_prefix)
         c_j <- mean of the s* members with the largest z       (empty: c_j)
@@ -103,7 +108,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     kept = np.zeros(labels.shape, dtype=bool)
 
     def update(t, j, members, c):
-        z = -g * sq_dist(X[:, members], c)  # (m,)
+        z = -g * sq_dist(X[:, members], c)  # (n_j,)
         order = np.argsort(-z, kind="stable")
         chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
         kept[t, chosen] = True
@@ -117,22 +122,36 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
 # --------------------------------------------------------------------------
 # Trimmed k-means, Cuesta-Albertos, Gordaliza & Matran (1997)
 # --------------------------------------------------------------------------
-def trimmed_size(n, alpha):
-    """``h = ceil((1 - alpha) n)``, the number of points trimmed k-means keeps.
+def trimmed_size(n, rho):
+    """``h = ceil((1 - rho) n)``, the number of points trimmed k-means keeps (``rho`` the trimming proportion).
 
-    ``(1 - alpha) n`` is rounded to 9 decimals before the ceiling, so that
+    ``(1 - rho) n`` is rounded to 9 decimals before the ceiling, so that
     floating-point noise (``(1 - 0.7) * 10 = 3.0000000000000004``) does not add
     a point. Always ``1 <= h <= n``.
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
-        raise TypeError(f"alpha must be a real number in [0, 1), got {alpha!r} ({type(alpha).__name__})")
-    alpha = float(alpha)
-    if not 0.0 <= alpha < 1.0:  # also rejects NaN
-        raise ValueError(f"trimming proportion alpha={alpha!r} should be in [0, 1)")
-    return min(n, max(1, math.ceil(round((1.0 - alpha) * n, 9))))
+    if isinstance(rho, bool) or not isinstance(rho, numbers.Real):
+        raise TypeError(f"rho must be a real number in [0, 1), got {rho!r} ({type(rho).__name__})")
+    rho = float(rho)
+    if not 0.0 <= rho < 1.0:  # also rejects NaN
+        raise ValueError(f"trimming proportion rho={rho!r} should be in [0, 1)")
+    return min(n, max(1, math.ceil(round((1.0 - rho) * n, 9))))
 
 
-def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
+def _trimming_proportion(rho, alpha):
+    """``rho``, or the deprecated keyword ``alpha`` (with a ``DeprecationWarning`` naming ``rho``)."""
+    if alpha is None:
+        if rho is None:
+            raise TypeError("trimmed_kmeans() missing the trimming proportion: pass rho=... (0 <= rho < 1)")
+        return rho
+    if rho is not None:
+        raise TypeError(f"trimmed_kmeans() got both rho={rho!r} and alpha={alpha!r}: pass rho only")
+    warnings.warn("trimmed_kmeans(alpha=...) is deprecated and will be removed in 0.2: the trimming "
+                  "proportion is named rho (alpha is the normmax exponent); pass rho=...",
+                  DeprecationWarning, stacklevel=3)
+    return alpha
+
+
+def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
     r"""Trimmed k-means (Cuesta-Albertos, Gordaliza & Matran 1997) by concentration steps.
 
     Parameters
@@ -141,10 +160,13 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     C0 : array_like, shape (d, k)
     n_iter : int
         Number of concentration steps T >= 0.
-    alpha : float
-        Trimming proportion, ``0 <= alpha < 1``; ``h = ceil((1 - alpha) n)``
-        points are kept (:func:`trimmed_size`). ``alpha = 0`` is Lloyd.
+    rho : float
+        Trimming proportion, ``0 <= rho < 1``; ``h = ceil((1 - rho) n)``
+        points are kept (:func:`trimmed_size`). ``rho = 0`` is Lloyd.
     empty : {"keep"}
+    alpha : float, optional
+        Deprecated name of ``rho`` (accepted until 0.2, with a
+        ``DeprecationWarning``); alpha is the normmax exponent everywhere else.
 
     Returns
     -------
@@ -152,13 +174,15 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
         ``labels[t]``: the nearest center of every point, ``-1`` for the
         ``n - h`` trimmed points. ``objective`` is the plain k-means objective
         of all points (as for every trace); ``info["trimmed_objective"]`` (T+1,)
-        is the trimmed objective, the sum over the ``h`` closest points.
+        is the trimmed objective, the sum over the ``h`` closest points;
+        ``info["rho"]``, ``info["h"]``.
 
     Notes
     -----
     The estimator minimises ``sum_{i in H} min_j ||x_i - c_j||^2`` over centers
-    and subsets ``H`` of size ``h``. One concentration step (their §3; the
-    "C-step" of Rousseeuw & Van Driessen's FAST-MCD)::
+    and subsets ``H`` of size ``h``. One concentration step (the "C-step" of
+    Rousseeuw & Van Driessen's FAST-MCD, applied to the trimmed k-means
+    objective)::
 
         D_i = min_j ||x_i - c_j||^2,   H = the h points with the smallest D_i
         l_i = argmin_j ||x_i - c_j||^2 for i in H              (ties: lowest j)
@@ -167,8 +191,9 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
     Ties in ``D`` at the cut are broken by the lowest point index (a stable
     sort). The trimmed objective never increases.
     """
+    rho = _trimming_proportion(rho, alpha)
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
-    h = trimmed_size(X.shape[1], alpha)
+    h = trimmed_size(X.shape[1], rho)
 
     def nearest(C):
         lab, _ = nearest_center(X, C)  # ties: lowest index
@@ -186,7 +211,7 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
         C, _ = cluster_means(X[:, H], lab[H], C)  # empty: keep
         centers[t + 1] = C
         trimmed_obj.append(trimmed_objective(C))
-    info = {"alpha": float(alpha), "h": h, "empty": empty,
+    info = {"rho": float(rho), "h": h, "empty": empty,
             "trimmed_objective": frame.objective(np.array(trimmed_obj))}
     return finish_trace(X, centers, labels, info, frame)
 
@@ -197,15 +222,15 @@ def trimmed_kmeans(X, C0, n_iter, alpha, empty="keep"):
 def linear_quantile(v_sorted, q):
     """The q-quantile of sorted values with linear interpolation (``np.quantile``'s and ``torch.quantile``'s default).
 
-    ``h = (m - 1) q``, ``lo = floor(h)``, ``w = h - lo``; the value is
+    ``pos = (n - 1) q`` (``n`` values), ``lo = floor(pos)``, ``w = pos - lo``; the value is
     ``a + (b - a) w`` for ``w < 0.5`` and ``b - (b - a)(1 - w)`` otherwise,
-    with ``a = v[lo]``, ``b = v[min(lo + 1, m - 1)]`` (both libraries' lerp).
+    with ``a = v[lo]``, ``b = v[min(lo + 1, n - 1)]`` (both libraries' lerp).
     """
-    m = v_sorted.size
-    h = (m - 1) * q
-    lo = int(math.floor(h))
-    a, b = v_sorted[lo], v_sorted[min(lo + 1, m - 1)]
-    w = h - lo
+    n = v_sorted.size
+    pos = (n - 1) * q
+    lo = int(math.floor(pos))
+    a, b = v_sorted[lo], v_sorted[min(lo + 1, n - 1)]
+    w = pos - lo
     return a + (b - a) * w if w < 0.5 else b - (b - a) * (1.0 - w)
 
 
@@ -242,12 +267,12 @@ def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
         c_j  <- mean{x_i : l_i = j, D_i < tau_j}                 (strictly below)
 
     The quantile is ``torch.quantile``'s default, linear interpolation at the
-    virtual index ``(m - 1) q`` (:func:`linear_quantile`, equal to
-    ``np.quantile(..., method="linear")`` bit for bit). With the ``m`` members'
-    distances distinct, exactly ``ceil(q (m - 1))`` members are kept, the
-    closest: for ``q = 0.95`` and ``2 <= m <= 20`` only the farthest member is
-    dropped, ``m = 21`` drops two, and so on. Unlike :func:`trimmed_kmeans_attention`
-    the count depends on ``m`` alone (no scale: multiplying a cluster's
+    virtual index ``(n_j - 1) q`` (:func:`linear_quantile`, equal to
+    ``np.quantile(..., method="linear")`` bit for bit). With the ``n_j`` members'
+    distances distinct, exactly ``ceil(q (n_j - 1))`` members are kept, the
+    closest: for ``q = 0.95`` and ``2 <= n_j <= 20`` only the farthest member is
+    dropped, ``n_j = 21`` drops two, and so on. Unlike :func:`trimmed_kmeans_attention`
+    the count depends on ``n_j`` alone (no scale: multiplying a cluster's
     distances changes nothing); unlike :func:`trimmed_kmeans` it is per cluster
     and never relabels. It is not Lloyd at any q: a cluster of two or more
     distinct distances always loses its farthest member.
@@ -261,34 +286,47 @@ def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
     Distances are computed directly in float64 (theirs: ``cdist`` squared, in
     float32).
 
-    **No exact circuit with the layer's normalizers.** Block 3 gives center
-    j the value ``sum_i sigma(s_j)_i v_i``: a normalizer of its scores against
-    every key, each score a fixed function ``f(cbar_j, key token)``,
-    continuous in the data. Take k = 1, ``m >= 3`` points
-    ``x_i = c + lam u_i`` with distinct ``|u_i|`` and ``c, x_1, ..., x_m``
-    affinely independent: the output is an affine combination of the keys'
-    values, so it equals the rule's mean only if the weights are uniform on the
-    ``ceil(q (m - 1))`` closest points and 0 elsewhere, for every ``lam > 0``.
+    **No exact circuit of Theorem 2.1's form with the registry's normalizers.**
+    The claim is narrow: it covers block 3 with ``V3 = P_X`` (a key's value
+    is its own data rows, as in Theorem 2.1) and scores ``f(cbar_j, key token)``, each a fixed continuous
+    function of the two tokens (Euclidean or dot scores of ``Q3``, ``K3``,
+    with biases or not), normalized by any normalizer of the registry. Block
+    3 then gives center j the value ``sum_i w_i x_i`` over the keys. An affine
+    ``V3``, extra layers or other blocks are not argued here.
+
+    Take k = 1, ``n_j >= 3`` points ``x_i = c + kappa u_i`` with distinct
+    ``|u_i|`` and ``c, x_1, ..., x_{n_j}`` affinely independent: the output
+    is an affine combination of the keys' values (the points and ``c``), so
+    it equals the rule's mean only if the weights are uniform on the
+    ``ceil(q (n_j - 1))`` closest points and 0 elsewhere, for every
+    ``kappa > 0``.
 
     - *Continuous, permutation-equivariant sigma* (softmax at finite gamma,
-      sparsemax, normmax at alpha < inf, linear): as ``lam -> 0`` the member
+      sparsemax, normmax at alpha < inf, linear): as ``kappa -> 0`` the member
       tokens, hence their scores, become equal; the constant weights would be
       ``sigma`` of the limit scores, which must weigh equal scores equally: a
       contradiction.
     - *normmax at alpha = inf* (uniform over the top ``s*``, ``s*`` maximising
-      ``(z_{1:s} - 1)/s``): as ``lam -> 0`` the gaps vanish while ``(z_{1:s} - 1)/s``
-      grows with s by ``1/(s (s + 1))``, so ``s* = m``: every member, Lloyd.
+      ``(z_{1:s} - 1)/s``): as ``kappa -> 0`` the gaps vanish while
+      ``(z_{1:s} - 1)/s`` grows with s by ``1/(s (s + 1))``, so ``s* = n_j``:
+      every member, Lloyd.
     - *hardmax* (lowest index, or averaging over the maximum set): the kept
       points must share the top score and the dropped ones score lower, for
       every configuration. With ``|a| < |b| < |e| < |g|`` (points relative to
       c), ``{a, b, e}`` needs ``f(b) > f(e)`` and ``{b, e, g}`` needs
       ``f(b) = f(e)`` (q = 0.95: three members keep two).
+    - *gumbel*, with any noise draw. Relaxed (``hard=False``) at finite
+      gamma: every key of finite score gets a positive weight, so the
+      farthest member is never dropped. Hard (``hard=True``): one key's
+      value, a single point or ``c``, which is never the mean of the two or
+      more distinct kept points (affinely independent). At ``gamma = inf``
+      the support is the maximum set, and the hardmax argument applies.
 
-    So no weights make any normalizer of the registry realise the rule. An
-    exact sigma would have to count the members (tell them from other keys by
-    a score gap) and keep a fixed fraction by rank, scale-free and
-    discontinuous: the rule itself moved into sigma, proving nothing the loop
-    does not, so the project does not build it.
+    So no weights make any normalizer of the registry realise the rule in
+    this form. An exact sigma would have to count the members (tell them
+    from other keys by a score gap) and keep a fixed fraction by rank,
+    scale-free and discontinuous: the rule itself moved into sigma, proving
+    nothing the loop does not, so the project does not build it.
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     q = check_real_in(q, "q", 0.0, 1.0, lo_open=True, hi_open=False)
@@ -296,7 +334,7 @@ def trimmed_kmeans_quantile(X, C0, n_iter, q=0.95, empty="keep"):
     stalled = np.zeros((n_iter, C.shape[1]), dtype=bool)
 
     def update(t, j, members, c):
-        D = sq_dist(X[:, members], c)  # (m,)
+        D = sq_dist(X[:, members], c)  # (n_j,)
         chosen = members[D < linear_quantile(np.sort(D), q)]  # in point order
         if chosen.size == 0:  # singleton or all tied: nothing strictly below (the authors: NaN, reseed)
             stalled[t, j] = True
@@ -326,9 +364,10 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
         score; sets the trimming level (0: no trimming, Lloyd).
     gamma1, gamma_flag : float, optional
         Member penalty and default-token flag; default
-        :func:`separating_penalties` (``gamma1 >> gamma2``), under which the
-        result equals the reference. Smaller values give a different (valid)
-        transformer with no reference.
+        :func:`~kmt_ref.algorithms.sparse_update.separating_penalties`,
+        ``gamma1 = gamma_flag = gamma2 D^2 + 2``. The result equals the
+        reference whenever the three conditions in the Notes hold; smaller
+        values give a different (valid) transformer with no reference.
     record : bool
         Keep every layer's attention matrices (``trace.layers[t].weights["3"]``
         is block 3's (n + k, k) matrix: which points each center listens to).
@@ -348,6 +387,37 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     than the kept ones by roughly ``1/gamma2`` in squared distance are trimmed.
     Proof of the weights: :func:`sparse_update_weights`. **(open)**: the paper
     does not state this construction; it is the project's own.
+
+    *When the circuit equals the rule.* Block 3 scores (module docstring of
+    :mod:`kmt_ref.algorithms.sparse_update`): a member ``-gamma2 ||x_i - c_j||^2``,
+    a non-member that minus ``2 gamma1``, the own center token ``-gamma_flag``,
+    another center token below ``-2 gamma1 - gamma_flag``. alpha = inf normmax
+    keeps a score only if it lies above ``max z - 1`` (or is the maximum), and
+    scores at or below ``max z - 1`` do not move its threshold. With ``D`` a
+    bound on every point-center distance that can occur (all centers stay in
+    the convex hull of ``[X, C0]``, so the diameter of its bounding box, in
+    the data's units), the best member scores at least ``-gamma2 D^2`` and a
+    non-member at most ``-2 gamma1``; so, in exact arithmetic, the scores
+    separate if::
+
+        2 gamma1   >= gamma2 D^2 + 1     (every non-member out of a cluster with members)
+        gamma_flag >= gamma2 D^2 + 1     (the own token out of a cluster with members)
+        2 gamma1   >= gamma_flag + 1     (an empty cluster: its own token alone, c_j kept)
+
+    The computed scores carry rounding at the scale of ``gamma1`` and
+    ``gamma_flag``, so in floating point the inequalities need a margin: at
+    exact equality, an empty cluster whose center sits on another cluster's
+    point ties that point with its own token's margin, and rounding decides
+    (a case of the test table); a margin of 1e-3 in each suffices on every
+    case of the table, and the default keeps one unit to spare.
+
+    The conditions weigh ``gamma1`` against ``gamma2 D^2``, not against
+    ``gamma2``: they are invariant under rescaling the data with ``gamma2``
+    scaled inversely. ``gamma1 >> gamma2`` is neither needed nor enough: on
+    data of diameter 0.29, ``gamma2 = 1000`` is exact with ``gamma1 = 43.05``
+    and ``gamma_flag = 85.1``; the same data times 1000 with ``gamma2 = 0.001``
+    and ``gamma1 = 100 gamma2`` break the first condition, and a non-member
+    captures a center (tests/algorithms/test_trimmed.py).
 
     Policies: ties in the assignment -- lowest index; equal distances within a
     cluster -- kept or trimmed together; empty cluster -- keeps ``c_j`` (its

@@ -158,7 +158,8 @@ def attention(
     options : dict, optional
         Extra keyword arguments for the normalizer (e.g. ``alpha``).
     self_attention : bool
-        ``Zk`` is ``Z`` (enables the exact O(n) limit for Q = K, hardmax).
+        ``Zk`` is ``Z`` (enables the exact limit for Q = K, hardmax: one
+        sort of n numbers, O(n log n), no n x n matrix).
     chunk_size : int or None
         Compute the scores in chunks of this many queries, so that memory is
         O(chunk_size * r) instead of O(q * r).
@@ -257,7 +258,7 @@ def rms_norm(Z, gain=None):
 
     Parameters
     ----------
-    Z : ndarray, shape (..., d_emb, m)
+    Z : ndarray, shape (..., d_emb, q)
     gain : float or None
         ``None`` means ``1/sqrt(d_emb)``.
 
@@ -417,7 +418,12 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
 
     Notes
     -----
-    Theorem 2.1's layer (as the project brief states it; the authors' ``cnst_model.py``)::
+    The layer of Theorem 2.1, as the authors' code computes it
+    (``rithram/kmeans-trf``, ``cnst_model.py``, ``CModel.forward``:
+    ``XX = XX + SAX(XX, XX) + CAX(XX, CC)``, then
+    ``CC = CC + SAC(CC, CC) + CAC(CC, XX)`` with the updated ``XX``) and as the
+    follow-up, "Leaner Transformers Can Easily Learn to Cluster" (arXiv
+    2610.09760), writes its layer equation::
 
         Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)
         Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)

@@ -6,7 +6,7 @@ dozen NumPy operations of a block (projections, scores, maximum, exp, sum,
 division, dropout, product) and runs their vector-Jacobian products one by one,
 each allocating a (B, r, q) array. :func:`softmax_attention` is the whole block
 
-    A = V_Z softmax_gamma(S) (with dropout),   Q_Z = Q Z + b_Q,  K_Z = K Z' + b_K,  V_Z = V Z' + b_V,
+    A = V_Z softmax(S) (with dropout, gamma inside S),   Q_Z = Q Z + b_Q,  K_Z = K Z' + b_K,  V_Z = V Z' + b_V,
 
 as **one** primitive: its forward pass keeps what the backward pass needs (as
 ``ctx.save_for_backward`` does in PyTorch; here the dict ``saved``), and its
@@ -15,7 +15,7 @@ equation it differentiates (:func:`kmt_ref.core.attention.attention` calls it
 when autograd is tracing a softmax block), and not in :mod:`kmt_ref.core.exact`,
 whose shortcuts are exact at gamma = inf and are never differentiated. It is
 the package's only autograd primitive (``defvjp_argnums``: one rule computes the
-shared intermediate ``dT`` once for all differentiated arguments, where
+shared intermediate ``dS`` once for all differentiated arguments, where
 ``defvjp`` would make one rule per argument).
 
 Notation. Columns are queries ``i`` (q of them), rows of the scores are keys
@@ -24,11 +24,13 @@ Notation. Columns are queries ``i`` (q of them), rows of the scores are keys
 
 The forward pass (the same function, its own rounding)
 -------------------------------------------------------
-1. Euclidean scores ``gamma S_ji = -a ||k_j - q_i||^2 = a (2 k_j.q_i - ||k_j||^2) - a ||q_i||^2``.
+1. The Euclidean score of key j for query i is
+   ``-a ||k_j - q_i||^2 = a (2 k_j.q_i - ||k_j||^2) - a ||q_i||^2``.
    A softmax over j does not change when a constant is added to column i, so
-   the last term is dropped: ``T_ji = a (2 k_j.q_i - ||k_j||^2) = [k_j, -||k_j||^2] . [2a q_i; a]``,
-   one matrix product. Dot scores: ``T_ji = a k_j.q_i``.
-2. ``E = exp(T - m)``, ``m_i = max_j T_ji`` (no overflow; a constant for the
+   the last term is dropped: the score array used is
+   ``S_ji = a (2 k_j.q_i - ||k_j||^2) = [k_j, -||k_j||^2] . [2a q_i; a]``,
+   one matrix product. Dot scores: ``S_ji = a k_j.q_i``.
+2. ``E = exp(S - smax)``, ``smax_i = max_j S_ji`` (no overflow; a constant for the
    derivative, as in the plain path); ``z_i = sum_j E_ji``.
 3. Dropout (probability ``p``, the dropped entries ``D`` drawn by the caller):
    ``Et`` is E with the entries of ``D`` set to 0. The weights are
@@ -53,27 +55,27 @@ Given ``G = dL/dA`` (d_v, q); ``Gu = G u`` (column i times ``u_i``).
   ``gz_i = -(G_i . y_i) u_i / z_i``.
 - **Through the weights:** ``dL/dEt_ji = (V_Z)_j . Gu_i = H_ji``, ``H = V_Z^T Gu``.
 - **Through exp:** ``E_ji`` enters ``Et`` (unless dropped) and ``z_i``, so
-  ``dL/dE_ji = [ji not in D] H_ji + gz_i``; with ``dE_ji / dT_ji = E_ji``,
+  ``dL/dE_ji = [ji not in D] H_ji + gz_i``; with ``dE_ji / dS_ji = E_ji``,
 
-  ``dT = Et * (H + gz) + [ji in D] E_ji gz_i``
+  ``dS = Et * (H + gz) + [ji in D] E_ji gz_i``
 
   (in place in H; the dropped entries from the values of E saved for them).
   This is the softmax rule ``W * (dW - sum_j W dW)`` in unnormalised form, and
-  its column sums vanish: ``c_i = sum_j dT_ji = Gu_i . y_i + gz_i z_i = 0``.
-- **Scores to projections.** Euclidean: ``dT_ji / dq_i = 2a k_j`` and
-  ``dT_ji / dk_j = 2a (q_i - k_j)``. With ``r_j = sum_i dT_ji`` and
-  ``R~ = Z'~ dT`` (d+1, q), the one product shared by Q and K:
+  its column sums vanish: ``c_i = sum_j dS_ji = Gu_i . y_i + gz_i z_i = 0``.
+- **Scores to projections.** Euclidean: ``dS_ji / dq_i = 2a k_j`` and
+  ``dS_ji / dk_j = 2a (q_i - k_j)``. With ``r_j = sum_i dS_ji`` and
+  ``R~ = Z'~ dS`` (d+1, q), the one product shared by Q and K:
 
-  ``dQ_Z = 2a K_Z dT = 2a K~ R~``,   ``dK_Z = 2a (Q_Z dT^T - K_Z diag(r))``.
+  ``dQ_Z = 2a K_Z dS = 2a K~ R~``,   ``dK_Z = 2a (Q_Z dS^T - K_Z diag(r))``.
 
-  Dot scores: ``dQ_Z = a K~ R~``, ``dK_Z = a Q_Z dT^T``.
+  Dot scores: ``dQ_Z = a K~ R~``, ``dK_Z = a Q_Z dS^T``.
 - **Weights**, summed over the tasks of a batch, with ``M = sum R~ Z~^T`` ((d+1, d+1)):
   ``dQ~ = sum dQ_Z Z~^T = 2a K~ M``;
   ``dK~ = sum dK_Z Z'~^T = 2a (Q~ M^T - sum (K_Z diag(r)) Z'~^T)``.
   The last column of ``dQ~``, ``dK~``, ``dV~`` is the bias's gradient.
 - **Tokens**, when differentiated (block 3 reads the updated points):
   ``dZ~ = Q~^T dQ_Z``;
-  ``dZ'~ = K~^T dK_Z + V~^T Gu Et^T = (K~^T 2a Q_Z) dT^T - 2a (K~^T K_Z) diag(r) + (V~^T Gu) Et^T``;
+  ``dZ'~ = K~^T dK_Z + V~^T Gu Et^T = (K~^T 2a Q_Z) dS^T - 2a (K~^T K_Z) diag(r) + (V~^T Gu) Et^T``;
   the last row (of the ones) is dropped.
 
 The plain path's gradient has one more term, ``-2a q_i c_i`` in ``dQ_Z`` (from
@@ -193,21 +195,21 @@ def softmax_attention(Z, Zk, Q, K, V, bQ, bK, bV, score, scale, gamma, p, drop, 
         Kt, Qa = KZt, onp.matmul(a2 * Qh, Zh)
     Et = onp.empty((N, r, q), dtype=onp.result_type(Kt, Qa))
     # rows of [Z'; 1] that are 0 in every task (the points' scratch rows Y = 0) add exact zeros to the two
-    # (r, q) products P~ = [Z'; 1] Et and R~ = [Z'; 1] dT: those products take only the other rows
+    # (r, q) products P~ = [Z'; 1] Et and R~ = [Z'; 1] dS: those products take only the other rows
     used = onp.flatnonzero(onp.any(Zkh != 0, axis=(0, 2)))
     Zu = Zkh if used.size == Zkh.shape[1] else Zkh[:, used]
     z, P = onp.empty((N, 1, q), Et.dtype), onp.empty((N, used.size, q), onp.result_type(Zu, Et))
     dropping = drop is not None and drop.size > 0
     flat, E_drop = Et.reshape(-1), onp.empty(0 if drop is None else drop.size, Et.dtype)
     for sl, ds in _chunks(N, r, q, drop):
-        T = onp.matmul(Kt[sl], Qa[sl], out=Et[sl])
-        T -= onp.max(T, axis=-2, keepdims=True)
-        onp.exp(T, out=T)
-        onp.sum(T, axis=-2, keepdims=True, out=z[sl])
+        S = onp.matmul(Kt[sl], Qa[sl], out=Et[sl])  # the scores (r, q) per task, then E in place
+        S -= onp.max(S, axis=-2, keepdims=True)
+        onp.exp(S, out=S)
+        onp.sum(S, axis=-2, keepdims=True, out=z[sl])
         if dropping:
             E_drop[ds] = flat[drop[ds]]
             flat[drop[ds]] = 0.0  # this chunk of E is now Et
-        onp.matmul(Zu[sl], T, out=P[sl])  # P~ = [Z'; 1] Et (its used rows)
+        onp.matmul(Zu[sl], S, out=P[sl])  # P~ = [Z'; 1] Et (its used rows)
     u = 1.0 / ((1.0 - p) * z)
     y = onp.matmul(Vh[:, used], P)
     col = (drop // (r * q)) * q + drop % q if dropping else None  # the query column of each dropped entry
@@ -247,14 +249,14 @@ def _softmax_attention_vjp(argnums, ans, args, kwargs):
         chunks = _chunks(N, r, q, drop)
         buf = onp.empty((chunks[0][0].stop if chunks else 0, r, q), onp.result_type(VZt, Gu))
         for sl, ds in chunks:
-            dT = onp.matmul(VZt[sl], Gz[sl], out=buf[: sl.stop - sl.start])  # H + gz, then dT in place
-            dT *= Et[sl]
+            dS = onp.matmul(VZt[sl], Gz[sl], out=buf[: sl.stop - sl.start])  # H + gz, then dS in place
+            dS *= Et[sl]
             if dropping:
-                dT.reshape(-1)[drop[ds] - sl.start * r * q] = s["E_drop"][ds] * gz.reshape(-1)[s["col"][ds]]
-            onp.matmul(s["Zu"][sl], dT, out=R[sl])  # R~ = [Z'; 1] dT (its used rows)
-            onp.matmul(dT, ones, out=rsum[sl, :, None])  # r = dT 1 (a product: twice as fast as a row sum)
+                dS.reshape(-1)[drop[ds] - sl.start * r * q] = s["E_drop"][ds] * gz.reshape(-1)[s["col"][ds]]
+            onp.matmul(s["Zu"][sl], dS, out=R[sl])  # R~ = [Z'; 1] dS (its used rows)
+            onp.matmul(dS, ones, out=rsum[sl, :, None])  # r = dS 1 (a product: twice as fast as a row sum)
             if want_zk:
-                onp.matmul(KQ[sl], _tr(dT), out=dZk[sl])
+                onp.matmul(KQ[sl], _tr(dS), out=dZk[sl])
         M = onp.zeros((Zkh.shape[1], Zh.shape[1]), Et.dtype)  # (d+1, d+1)
         M[used] = onp.sum(onp.matmul(R, _tr(Zh)), axis=0)
         dQ = a2 * (Kh @ M)

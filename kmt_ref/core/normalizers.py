@@ -35,14 +35,16 @@ How ``gamma`` enters: every normalizer here sees the scores ``gamma * s``
 (the attention code passes raw scores and ``gamma`` separately). For the
 three sparse/stochastic ones ``gamma = inf`` is the limit ``gamma -> inf``:
 :func:`hardmax_average` for ``sparsemax`` and ``normmax`` (their support
-shrinks to the maximum set), a uniform random pick among the maxima for
-``gumbel``.
+shrinks to the maximum set); for ``gumbel`` only the maxima keep a finite
+logit, so ``hard=True`` is a uniform random pick among the maxima, while the
+relaxed sample (``hard=False``) is ``softmax(g / T_G)`` over the maxima's
+noise ``g``: random weights on the maximum set, neither a pick nor uniform.
 
 ``softmax`` and ``linear`` are written with ``autograd.numpy`` and are
 differentiable; the hard forms, ``sparsemax``, ``normmax`` and ``gumbel`` are
 plain NumPy (they are used only with hand-set weights).
 
-What a legitimate score is (issue 8; checks in :mod:`kmt_ref.validation`):
+What a legitimate score is (checks in :mod:`kmt_ref.validation`):
 
 * a real number, or ``-inf``: a *mask*, weight exactly 0, at every ``gamma``
   (``gamma = 0`` is the uniform distribution over the unmasked keys). Every
@@ -123,8 +125,9 @@ def softmax(S, gamma=1.0, axis=0, rng=None):
     ``softmax_gamma(s)_j = exp(gamma (s_j - max s)) / sum_l exp(gamma (s_l - max s))``.
     The maximum is subtracted *before* multiplying by ``gamma``, so no product
     ``gamma * s`` is ever formed: for ``gamma`` up to 1e12 no overflow, no NaN,
-    and the largest entry has ``exp(0) = 1``. The softmax of the attention
-    score with the temperature ``gamma`` of Theorem 2.1 (as the project brief states it).
+    and the largest entry has ``exp(0) = 1``. This is the softmax of the
+    attention scores with inverse temperature ``gamma`` as the authors' code
+    applies it (``cnst_model.py``: ``F.softmax(self.gamma * sqdist)``).
     """
     g = check_gamma(getval(gamma))  # gamma itself (maybe traced) is what enters the product
     traced = isbox(S)
@@ -181,7 +184,7 @@ def hardmax_average(S, gamma=None, axis=0, rng=None):
 
     Returns
     -------
-    W : ndarray, same shape as ``S``; ``1/m`` on the ``m`` tied maxima, 0 elsewhere.
+    W : ndarray, same shape as ``S``; ``1/t`` on the ``t`` tied maxima, 0 elsewhere.
 
     Notes
     -----
@@ -206,8 +209,10 @@ def linear(S, gamma=None, axis=0, rng=None):
     Notes
     -----
     The authors' center update (block 3; their ``cnst_model.py``, ``ldp=True``) uses this form with
-    scores ``e_j . y_i`` (1 for members, 0 otherwise): it gives the exact mean
-    at any gamma. A slice that sums to zero (a cluster with no member) has no
+    scores ``e_j . y_i``: when block 1 writes one-hot y (gamma = inf) they are
+    1 for members and 0 otherwise, and block 3 gives the exact member mean
+    (it has no gamma of its own); with block 1 at a finite gamma, y is soft
+    and block 3 gives the y-weighted mean ``sum_i y_ij x_i / sum_i y_ij``. A slice that sums to zero (a cluster with no member) has no
     defined weights; it yields all-zero weights here, and
     :func:`kmt_ref.kmeans_transformer` reports that case as an error instead of
     returning a wrong center. Not shift invariant, unlike the other normalizers.
@@ -255,7 +260,7 @@ def gumbel_noise(rng, shape):
 
     Notes
     -----
-    ``u = m / 2^53`` with ``m`` uniform on the integers ``1 .. 2^53 - 1``
+    ``u = v / 2^53`` with ``v`` uniform on the integers ``1 .. 2^53 - 1``
     (``rng.integers``): every ``u`` is exactly representable and lies strictly
     inside (0, 1), so ``log u < 0`` and ``-log u > 0``; neither logarithm can
     see 0. (``rng.random()`` can return 0, and ``1 - rng.random()`` can
@@ -264,8 +269,8 @@ def gumbel_noise(rng, shape):
     """
     if not isinstance(rng, onp.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator, got {rng!r} ({type(rng).__name__})")
-    m = rng.integers(1, _U_STEPS, size=shape)  # 1 .. 2^53 - 1
-    U = m / _U_STEPS
+    v = rng.integers(1, _U_STEPS, size=shape)  # 1 .. 2^53 - 1
+    U = v / _U_STEPS
     return -onp.log(-onp.log(U))
 
 
@@ -278,8 +283,10 @@ def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
         Scores; normalized along ``axis``.
     gamma : float
         ``0 <= gamma <= inf``: logits ``gamma * s``. ``gamma = inf``: the
-        limit, in which only the maximal scores keep a finite logit (ties are
-        then broken by the noise: a uniform pick among the maxima).
+        limit, in which only the maximal scores keep a finite logit (logit 0
+        plus noise): with ``hard=True`` the noise breaks ties, a uniform pick
+        among the maxima; with ``hard=False`` the weights are
+        ``softmax(g / T_G)`` over the maxima, random and not uniform.
     axis : int
     rng : numpy.random.Generator
         Required (unless ``noise`` is given). One standard Gumbel variable is
@@ -348,8 +355,10 @@ NORMALIZERS = {
 #: normalizers with sigma(s + c) = sigma(s) for a constant c per query.
 SHIFT_INVARIANT = {"softmax", "hardmax", "hardmax_average", "sparsemax", "normmax", "gumbel"}
 
-#: normalizers whose output is a 0/1 selection or a uniform average over the
-#: maximum set: the attention code has exact, O(n) fast paths for them.
+#: normalizers whose output is a 0/1 selection or a uniform average over the maximum set: the
+#: attention code has exact fast paths for them (:mod:`kmt_ref.core.exact`): a column selection or a
+#: mean over the tied maxima, and for Euclidean self-attention with Q = K a grouping of identical
+#: keys (one sort of n numbers: O(n log n), no n x n matrix)
 HARD = {"hardmax", "hardmax_average"}
 
 

@@ -217,11 +217,11 @@ def normmax(S, gamma=1.0, axis=0, rng=None, alpha=2.0):
     ``(z_{1:s} - 1)/s``, except that a maximiser ``s* = 1`` wins.
 
     *Proof 1: the alpha = inf optimum is uniform on a top set.* Fix
-    ``m = max_i p_i`` in ``[1/r, 1]``. The best ``<p, z>`` with every
-    ``p_i <= m`` fills the largest scores with ``m``: for
-    ``1/(s+1) <= m <= 1/s`` it is ``m z_{1:s} + (1 - s m) z_(s+1)``, so the
-    objective ``<p, z> - m`` is linear in ``m`` on each such interval and its
-    maximum is at an end ``m = 1/s``, where ``p`` is uniform on the top ``s``
+    ``p_max = max_i p_i`` in ``[1/r, 1]``. The best ``<p, z>`` with every
+    ``p_i <= p_max`` fills the largest scores with ``p_max``: for
+    ``1/(s+1) <= p_max <= 1/s`` it is ``p_max z_{1:s} + (1 - s p_max) z_(s+1)``, so the
+    objective ``<p, z> - p_max`` is linear in ``p_max`` on each such interval and its
+    maximum is at an end ``p_max = 1/s``, where ``p`` is uniform on the top ``s``
     and the value is ``(z_{1:s} - 1)/s``. So the optimal value is ``tau`` and
     every maximiser ``s*`` gives an optimum (ties between ``s`` make the
     optimum non-unique: the segment between them is optimal too).

@@ -86,3 +86,20 @@ def test_kmedoids_large_gamma_picks_the_medoid_of_squared_distances():
     assert medoid == int(np.argmin(to_mean))
     tr = randomized_kmedoids(X, X[:, [0]], 1, 1e6, np.random.default_rng(0))
     assert tr.info["medoids"][0, 0] == medoid
+
+
+
+def test_kmedoids_tied_medoids_are_drawn_uniformly_by_both():
+    """Four members tie for the medoid at gamma = 1e6: the noise draws each with probability 1/4 (no
+    lowest-index rule), and the transformer draws the very member the reference draws, seed by seed."""
+    X = np.array([[1.0, -1.0, 1.0, -1.0, 3.0, -3.0, 0.0, 0.0],  # corners tie at ||x - mu||^2 = 2,
+                  [1.0, 1.0, -1.0, -1.0, 0.0, 0.0, 3.0, -3.0]])  # the rest at 9 (mu = 0)
+    C0 = np.array([[0.5], [0.5]])
+    counts = np.zeros(X.shape[1], dtype=int)
+    for seed in range(400):
+        ref = randomized_kmedoids(X, C0, 1, 1e6, np.random.default_rng(seed))
+        tr = randomized_kmedoids_transformer(X, C0, 1, 1e6, np.random.default_rng(seed))
+        np.testing.assert_array_equal(tr.centers, ref.centers)
+        counts[ref.info["medoids"][0, 0]] += 1
+    np.testing.assert_array_equal(counts, [119, 101, 96, 84, 0, 0, 0, 0])  # these seeds' draws
+    assert chisquare(counts[:4]).pvalue > 0.01  # uniform over the tied four (here p = 0.096)

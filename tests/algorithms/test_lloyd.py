@@ -379,3 +379,31 @@ def test_objective_from_the_read_out_labels_is_the_searched_one(case, record):
             for flag in (False, True)]
     np.testing.assert_array_equal(runs[1].objective, runs[0].objective)
     np.testing.assert_array_equal(runs[1].objective, kmeans_transformer(X, C0, 4, record=record).objective)
+
+
+def test_averaging_block1_moves_a_center_with_no_full_member_onto_the_tied_point():
+    """Why block 1 uses the lowest-index hardmax (lloyd_weights' Notes): with the averaging hardmax a point
+    equidistant from two centers gets y = (e_0 + e_1)/2 and scores -1/2 in block 3; cluster 0 has a full
+    member and leaves it out, cluster 1 has none and moves onto it (1.5 -> 1.0); Lloyd keeps 1.5."""
+    import dataclasses
+
+    from kmt_ref.algorithms.lloyd import lloyd_layer, lloyd_weights
+    from kmt_ref.core.attention import layer_forward
+
+    X, C0 = np.array([[0.0, 1.0]]), np.array([[0.5, 1.5]])
+
+    def averaging(layer):
+        return tuple(dataclasses.replace(sub, blocks=tuple(
+            dataclasses.replace(b, normalizer="hardmax_average") if b.name == "1" else b for b in sub.blocks))
+            for sub in layer)
+
+    params, emb = lloyd_weights(1, 2, "euclidean")
+    Xbar, Cbar = layer_forward(params, emb.embed_points(X), emb.embed_centers(C0), averaging(lloyd_layer()))
+    np.testing.assert_array_equal(Xbar[emb.rows("y")], [[1.0, 0.5], [0.0, 0.5]])  # the tied point's y
+    np.testing.assert_array_equal(emb.centers(Cbar), [[0.0, 1.0]])
+    np.testing.assert_array_equal(lloyd(X, C0, 1).centers[-1], [[0.5, 1.5]])
+    np.testing.assert_array_equal(kmeans_transformer(X, C0, 1).centers[-1], [[0.5, 1.5]])  # lowest index: Lloyd
+    params, emb = lloyd_weights(1, 2, "linear")  # the linear update: weight 1/2 in each cluster
+    _, Cbar = layer_forward(params, emb.embed_points(X), emb.embed_centers(C0),
+                            averaging(lloyd_layer(center_update="linear")))
+    np.testing.assert_allclose(emb.centers(Cbar), [[1.0 / 3.0, 1.0]], rtol=1e-15)

@@ -1,5 +1,7 @@
 """Trimmed k-means (kmt_ref/algorithms/trimmed.py): the normmax circuit equals its rule bit for bit; Cuesta-Albertos et al. (1997); the authors' per-cluster quantile rule.
 """
+import warnings
+
 import numpy as np
 import pytest
 from cases import all_cases
@@ -57,8 +59,46 @@ def test_trimmed_whole_trajectory_bitwise_on_shared_cases():
 
 
 
+def _bounding_diameter_sq(X, C0):
+    Z = np.concatenate([X, C0], axis=1)
+    return float(np.sum((Z.max(axis=1) - Z.min(axis=1)) ** 2))
+
+
+@pytest.mark.parametrize("gamma2", [0.0, 3.0, 30.0])
+def test_trimmed_equals_rule_with_penalties_just_above_the_stated_bound(gamma2):
+    """The three conditions of trimmed_kmeans_transformer's Notes with a margin of 1e-3 each (far below the
+    default's one unit): the circuit equals the rule on every case. At exact equality an empty cluster whose
+    center sits on another cluster's point (random14_dups) puts that point exactly 1 below its own token, a
+    tie the rounding of the scores decides: the conditions hold in exact arithmetic, rounding needs a margin."""
+    margin = 1e-3
+    for name, X, C0 in SHARED_CASES:
+        flag = gamma2 * _bounding_diameter_sq(X, C0) + 1.0 + margin
+        tr = trimmed_kmeans_transformer(X, C0, T, gamma2, gamma1=(flag + 1.0 + margin) / 2, gamma_flag=flag)
+        ref = trimmed_kmeans_attention(X, C0, T, gamma2)
+        np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=name)
+        np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=name)
+
+
+def test_trimmed_penalty_condition_is_on_gamma2_D2_not_on_gamma2():
+    """The condition 2 gamma1 >= gamma2 D^2 + 1 depends on the data's scale: on tiny data gamma1 far below
+    gamma2 is exact; on the same data times 1000 (gamma2 scaled to match) gamma1 = 100 gamma2 breaks it,
+    and a non-member (the point at 60, nearer to center 0 than its member at -90) captures center 0."""
+    X, C0 = np.array([[-0.09, 0.06, 0.2]]), np.array([[0.0, 0.1]])  # D = 0.29
+    flag = 1000.0 * 0.29**2 + 1.0  # 85.1
+    tiny = trimmed_kmeans_transformer(X, C0, 3, 1000.0, gamma1=(flag + 1.0) / 2, gamma_flag=flag)  # gamma1 = 43.05
+    np.testing.assert_array_equal(tiny.centers, trimmed_kmeans_attention(X, C0, 3, 1000.0).centers)
+    Xb, Cb = 1000.0 * X, 1000.0 * C0
+    ref = trimmed_kmeans_attention(Xb, Cb, 1, 1e-3)
+    np.testing.assert_array_equal(ref.centers[-1], [[-90.0, 60.0]])
+    ok = trimmed_kmeans_transformer(Xb, Cb, 1, 1e-3, gamma1=(flag + 1.0) / 2, gamma_flag=flag)
+    np.testing.assert_array_equal(ok.centers, ref.centers)
+    bad = trimmed_kmeans_transformer(Xb, Cb, 1, 1e-3, gamma1=0.1)  # 2 gamma1 = 0.2 < gamma2 D^2 + 1 = 85.1
+    np.testing.assert_array_equal(bad.centers[-1], [[60.0, 60.0]])
+
+
 def test_trimmed_toy():
-    # gamma2 = 1: z = -[0, .01, .04, 25]; (S_s - 1)/s = -1, -.505, -.35, -6.5 -> s* = 3: the outlier is trimmed
+    # gamma2 = 1: z = -[0, .01, .04, 25]; (sum of the s largest z - 1)/s = -1, -.505, -.35, -6.5 -> s* = 3:
+    # the outlier is trimmed
     for fn in (trimmed_kmeans_attention, trimmed_kmeans_transformer):
         tr = fn(X_TOY, C_TOY, 1, 1.0)
         np.testing.assert_allclose(tr.centers[1], [[0.1]], atol=1e-15)
@@ -111,10 +151,30 @@ def test_trimmed_objective_never_increases(seed):
 
 
 
-@pytest.mark.parametrize("alpha", [-0.1, 1.0, 1.5, np.nan])
-def test_trimming_proportion_outside_unit_interval(alpha):
-    with pytest.raises(ValueError, match="alpha"):
-        trimmed_kmeans(X_OK, C_OK, 1, alpha)
+@pytest.mark.parametrize("rho", [-0.1, 1.0, 1.5, np.nan])
+def test_trimming_proportion_outside_unit_interval(rho):
+    with pytest.raises(ValueError, match="rho"):
+        trimmed_kmeans(X_OK, C_OK, 1, rho)
+    with pytest.raises(ValueError, match="rho"):
+        trimmed_kmeans(X_OK, C_OK, 1, rho=rho)
+
+
+def test_trimming_proportion_is_rho_and_alpha_is_deprecated():
+    """rho= is the name; alpha= still works for one release, with a DeprecationWarning naming rho."""
+    X, C0, _ = blobs_with_outliers(rng=np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # rho= (and the positional form) warns about nothing
+        new = trimmed_kmeans(X, C0, 3, rho=0.1)
+        np.testing.assert_array_equal(trimmed_kmeans(X, C0, 3, 0.1).centers, new.centers)
+    assert new.info["rho"] == 0.1 and "alpha" not in new.info
+    with pytest.warns(DeprecationWarning, match="rho"):
+        old = trimmed_kmeans(X, C0, 3, alpha=0.1)
+    np.testing.assert_array_equal(old.centers, new.centers)
+    np.testing.assert_array_equal(old.labels, new.labels)
+    with pytest.raises(TypeError, match="rho"):
+        trimmed_kmeans(X, C0, 3, rho=0.1, alpha=0.1)
+    with pytest.raises(TypeError, match="rho"):
+        trimmed_kmeans(X, C0, 3)
 
 
 
@@ -207,7 +267,7 @@ def test_quantile_rule_equals_an_independent_transcription_on_shared_cases():
 def test_quantile_rule_compared_with_the_other_two():
     X = np.array([[0.0, 1.0, 2.0, 100.0]])
     # one cluster of 4: the quantile keeps ceil(.95 * 3) = 3 -- as Cuesta-Albertos with h = 3 and as
-    # normmax where it trims the one outlier (gamma2 = .1: (S_s - 1)/s = -1, -.55, -.5, -250.4 -> s* = 3)
+    # normmax where it trims the one outlier (gamma2 = .1: (sum of the s largest z - 1)/s = -1, -.55, -.5, -250.4 -> s* = 3)
     q = trimmed_kmeans_quantile(X, C_TOY, 1)
     np.testing.assert_array_equal(q.centers[1], trimmed_kmeans(X, C_TOY, 1, 0.25).centers[1])
     np.testing.assert_array_equal(q.centers[1], trimmed_kmeans_attention(X, C_TOY, 1, 0.1).centers[1])

@@ -206,7 +206,7 @@ def test_normmax_inf_tie_at_the_top_gap_one_is_one_hot():
             np.testing.assert_allclose(normmax(z, alpha=a), one_hot, atol=1e-12)
 
 
-# (scores, the alpha -> inf limit): ties between several maximisers s of (S_s - 1)/s with |A| >= 2
+# (scores, the alpha -> inf limit): ties between several maximisers s of (z_{1:s} - 1)/s with |A| >= 2
 TIES = [
     ([1.0, 0.8, 0.4], [1 / 3, 1 / 3, 1 / 3]),            # s = 2, 3 tie: the issue's example
     ([1.0, 0.8, 0.4, 0.4, -3.0], [0.25, 0.25, 0.25, 0.25, 0.0]),  # s = 2, 3, 4 tie
@@ -233,7 +233,7 @@ def test_normmax_inf_at_ties_is_the_limit_of_large_finite_alpha(z, limit):
 
 
 def test_sparsemax_threshold_solves_the_kkt_equation():
-    """Proof in simplex_threshold: tau = max_s (S_s - 1)/s is the root of sum [z - t]_+ = 1."""
+    """Proof in simplex_threshold: tau = max_s (z_{1:s} - 1)/s is the root of sum [z - t]_+ = 1."""
     rng = np.random.default_rng(3)
     for _ in range(20):
         z = rng.normal(size=7) * rng.choice([0.1, 1.0, 10.0])
@@ -311,6 +311,19 @@ def test_gumbel_soft_and_inf():
     b = gumbel(S, 2.0, rng=np.random.default_rng(9), hard=True)
     np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(gumbel(S, 2.0, noise=np.zeros(S.shape), hard=True), hardmax(S))
+
+
+def test_gumbel_relaxed_at_inf_is_random_weights_on_the_maxima_not_a_pick():
+    """gamma = inf with hard=False: softmax(g / T_G) over the maxima's noise, so the weights sit on the maximum
+    set, are neither one-hot nor uniform, and change with the draw; only hard=True is a uniform pick."""
+    rng = np.random.default_rng(0)
+    S = np.array([[1.0], [1.0], [0.0]])
+    W = np.stack([gumbel(S, np.inf, rng=rng)[:, 0] for _ in range(200)])  # (200, 3)
+    assert np.all(W[:, 2] == 0) and np.allclose(W.sum(axis=1), 1.0)
+    assert np.all((W[:, 0] > 0) & (W[:, 0] < 1))  # never a pick
+    assert np.ptp(W[:, 0]) > 0.5  # nor a fixed (uniform) weight: it moves with the noise
+    g = np.array([[0.3], [-0.2], [1.0]])
+    np.testing.assert_allclose(gumbel(S, np.inf, noise=g, tau=0.5)[:2, 0], softmax(np.array([0.3, -0.2]) / 0.5))
 
 
 # --------------------------------------------------------------------------
