@@ -1,6 +1,6 @@
 r"""Theorem 2.2: Lloyd's algorithm with plain dot-product attention and a ReQU feed-forward block.
 
-Theorem 2.2 as the project brief states it: plain dot-product attention runs
+Theorem 2.2 as a summary of the paper reports it (not verified against its text): plain dot-product attention runs
 k-means exactly if the token embeddings carry their squared norms and a
 feed-forward block with the rectified quadratic activation
 ``ReQU(z) = max(z, 0)^2`` updates them. The explicit construction below (token
@@ -50,7 +50,7 @@ def dot_product_weights(d, k):
     Notes
     -----
     Proof sketch for the project's construction of Theorem 2.2 (the
-    statement as the project brief gives it; these weights, including the
+    statement as a summary of the paper gives it; these weights, including the
     empty-cluster token and block 2, are the project's own, SPEC §4 "(open)").
     Scores are ``S_ji = (K z'_j) . (Q z_i)``; hardmax in the limit.
 
@@ -163,7 +163,7 @@ def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf
         Keep each layer's tokens and attention matrices in ``trace.layers``.
     chunk_size : int
         Query chunk of the point self-attention (block 2): memory
-        O(chunk_size * n). With dot scores block 2 has no O(n) shortcut, so
+        O(chunk_size * n). With dot scores block 2 has no O(n log n) shortcut, so
         it costs O(n^2 d) time per layer.
 
     Returns
@@ -174,7 +174,7 @@ def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf
 
     Notes
     -----
-    Theorem 2.2 as the project brief states it, by the project's own
+    Theorem 2.2 as a summary of the paper reports it, by the project's own
     construction (SPEC §4, "(open)"); the proof sketch is in
     :func:`dot_product_weights`. Compared with Theorem 2.1
     (:func:`kmt_ref.kmeans_transformer`) it changes only the token layout

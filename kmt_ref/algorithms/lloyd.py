@@ -5,9 +5,10 @@ Lloyd's algorithm, iteration t::
     l_i^{(t)}   = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
     c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}               (empty: c_j^{(t)}, SPEC §3 "(open)")
 
-Theorem 2.1 of the paper (Theorem 1 in Appendix D of the follow-up, "Leaner
-Transformers Can Easily Learn to Cluster", arXiv 2610.09760; the layer as the
-authors' ``cnst_model.py`` computes it): with the hand-set weights of
+Theorem 2.1 of the paper (kmt_ref's numbering; the follow-up, "Leaner
+Transformers Can Easily Learn to Cluster", arXiv 2610.09760, cites the ICML
+version's Theorem 2 for it in its Appendix B; the layer as the authors'
+``cnst_model.py`` computes it): with the hand-set weights of
 :func:`lloyd_weights`, the encoder-decoder layer::
 
     Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)     assign, reset Y

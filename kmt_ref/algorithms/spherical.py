@@ -8,7 +8,7 @@ The classical algorithm (SPEC §5, "spherical k-means"), on unit vectors::
 
 The circuit: Theorem 2.1 with the data normalized at embedding, a dot-product
 (cosine) block 1 and RMSNorm (no centering, gain ``1/sqrt(d_emb)``) on block
-3's output, which puts the member mean on the sphere. The project brief says
+3's output, which puts the member mean on the sphere. A summary of the paper says
 only that spherical k-means uses dot-product attention and token-wise
 normalization (e.g. RMSNorm); placing RMSNorm on block 3's output, with that
 gain, is the project's choice **(open)**.
@@ -187,8 +187,8 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
        hardmax assigns each point to the center of largest cosine (ties: the
        lowest index), as Dhillon & Modha.
     3. *Block 3*: ``post = RMSNorm`` (no centering, gain ``1/sqrt(d_emb)``;
-       this placement is the project's choice, **(open)**: the brief names
-       only "token-wise normalization, e.g. RMSNorm").
+       this placement is the project's choice, **(open)**: a summary of the paper
+       names only "token-wise normalization, e.g. RMSNorm").
        Block 3 is unchanged and writes ``[mu_j; 0]`` with ``mu_j`` the members'
        mean (or ``c_j`` for an empty cluster, through the default token); its
        only nonzero rows are the data rows, so

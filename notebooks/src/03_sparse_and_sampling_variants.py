@@ -392,7 +392,7 @@ plt.show()
 # and its level is set by γ₂, not by a proportion. Both ignore the outliers here:
 
 # %%
-ca = trimmed_kmeans(X, C0, T, alpha=0.05)
+ca = trimmed_kmeans(X, C0, T, rho=0.05)
 print("h =", ca.info["h"], "| trimmed points:", np.flatnonzero(ca.labels[-1] < 0))
 assert set(np.flatnonzero(is_out)) <= set(np.flatnonzero(ca.labels[-1] < 0))
 assert np.all(np.diff(ca.info["trimmed_objective"]) <= 1e-12)
@@ -412,9 +412,9 @@ print("largest center difference:", np.abs(ca.centers[-1] - tr_trim.centers[-1])
 
 # %%
 qr = trimmed_kmeans_quantile(X, C0, T, q=0.95)
-m = np.bincount(qr.labels[-1], minlength=C0.shape[1])
-print("members per cluster:", m, "| kept:", [int(qr.info["kept"][-1][qr.labels[-1] == j].sum()) for j in range(len(m))])
-assert all(qr.info["kept"][-1][qr.labels[-1] == j].sum() == np.ceil(0.95 * (m[j] - 1)) for j in range(len(m)))
+n_j = np.bincount(qr.labels[-1], minlength=C0.shape[1])                 # cluster sizes
+print("members per cluster:", n_j, "| kept:", [int(qr.info["kept"][-1][qr.labels[-1] == j].sum()) for j in range(len(n_j))])
+assert all(qr.info["kept"][-1][qr.labels[-1] == j].sum() == np.ceil(0.95 * (n_j[j] - 1)) for j in range(len(n_j)))
 print("outliers kept by the quantile rule:", int(qr.info["kept"][-1][is_out].sum()), "of", int(is_out.sum()))
 for name, other in (("normmax attention", tr_trim), ("Cuesta-Albertos", ca)):
     print(f"largest center difference with {name}:", np.abs(qr.centers[-1] - other.centers[-1]).max().round(4))
@@ -792,9 +792,9 @@ check("03.7", answer)
 # %% [markdown]
 # ### Exercise 03.8
 #
-# Give the data more outliers: `blobs_with_outliers(n_outliers=m, rng=np.random.default_rng(SEED))` keeps the same
-# blobs, the same `C0` and the same first four outliers, and adds more far points. For m ∈ {4, 10, 20, 40} run Lloyd,
-# trimmed (γ₂ = 3), robust (γ = 4), k-medoids (γ = 20) and Cuesta-Albertos (α = 0.05) for 5 steps. Record how many
+# Give the data more outliers: `blobs_with_outliers(n_outliers=n_o, rng=np.random.default_rng(SEED))` keeps the same
+# blobs, the same `C0` and the same first four outliers, and adds more far points. For n_o ∈ {4, 10, 20, 40} outliers run Lloyd,
+# trimmed (γ₂ = 3), robust (γ = 4), k-medoids (γ = 20) and Cuesta-Albertos (ρ = 0.05) for 5 steps. Record how many
 # outliers block 3 listens to in the last layer (for Cuesta-Albertos: how many outliers are not trimmed) and the log
 # objective of the inliers. Which rule breaks first, and why? What would Cuesta-Albertos need? Is k-medoids' result
 # a property of the rule or of one draw?
@@ -802,8 +802,8 @@ check("03.7", answer)
 # %%
 ### BEGIN SOLUTION
 rows = []
-for m_out in (4, 10, 20, 40):
-    Xm, Cm, om = blobs_with_outliers(n_outliers=m_out, rng=np.random.default_rng(SEED))
+for n_out in (4, 10, 20, 40):
+    Xm, Cm, om = blobs_with_outliers(n_outliers=n_out, rng=np.random.default_rng(SEED))
     nm, Xin = Xm.shape[1], Xm[:, ~om]
     runs = {"Lloyd": kmeans_transformer(Xm, Cm, T, record=True),
             "trimmed": trimmed_kmeans_transformer(Xm, Cm, T, GAMMA2, record=True),
@@ -812,32 +812,32 @@ for m_out in (4, 10, 20, 40):
                                                          record=True)}
     row = {name: (int((tr.layers[-1].weights["3"][:nm][om] > 0).any(axis=1).sum()),
                   np.log(kmeans_objective(Xin, tr.centers[-1]))) for name, tr in runs.items()}
-    ca_m = trimmed_kmeans(Xm, Cm, T, alpha=0.05)
+    ca_m = trimmed_kmeans(Xm, Cm, T, rho=0.05)
     row["Cuesta-Albertos"] = (int((ca_m.labels[-1][om] >= 0).sum()), np.log(kmeans_objective(Xin, ca_m.centers[-1])))
     rows.append(row)
-    print(f"m = {m_out:2d}: " + " | ".join(f"{name} {h} out, {lj:+.3f}" for name, (h, lj) in row.items()))
-    alpha_m = m_out / nm                                                 # Cuesta-Albertos told the outlier share
-    ca_ok = trimmed_kmeans(Xm, Cm, T, alpha=alpha_m)
-    print(f"        Cuesta-Albertos with alpha = m/n = {alpha_m:.3f}: {int((ca_ok.labels[-1][om] >= 0).sum())} out, "
+    print(f"{n_out:2d} outliers: " + " | ".join(f"{name} {h} out, {lj:+.3f}" for name, (h, lj) in row.items()))
+    rho_m = n_out / nm                                                   # Cuesta-Albertos told the outlier share
+    ca_ok = trimmed_kmeans(Xm, Cm, T, rho=rho_m)
+    print(f"        Cuesta-Albertos with rho = outliers/n = {rho_m:.3f}: {int((ca_ok.labels[-1][om] >= 0).sum())} out, "
           f"{np.log(kmeans_objective(Xin, ca_ok.centers[-1])):+.3f}")
 # k-medoids over 20 seeds, with no outliers and with 4: its inlier objective is a random variable
-for m_out in (0, 4):
-    Xm, Cm, om = blobs_with_outliers(n_outliers=m_out, rng=np.random.default_rng(SEED))
+for n_out in (0, 4):
+    Xm, Cm, om = blobs_with_outliers(n_outliers=n_out, rng=np.random.default_rng(SEED))
     spread = [np.log(kmeans_objective(Xm[:, ~om], randomized_kmedoids(Xm, Cm, T, GAMMA_MEDOID,
                                                                        np.random.default_rng(s)).centers[-1]))
               for s in range(20)]
-    print(f"k-medoids, m = {m_out}, 20 seeds: inlier log J from {min(spread):+.3f} to {max(spread):+.3f}")
+    print(f"k-medoids, {n_out} outliers, 20 seeds: inlier log J from {min(spread):+.3f} to {max(spread):+.3f}")
 ### END SOLUTION
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# *Measured (the cell above).* Trimmed and robust ignore every outlier for every m tested, and their inlier objective
+# *Measured (the cell above).* Trimmed and robust ignore every outlier for every n_o tested, and their inlier objective
 # does not move (−0.898 and −0.889): they trim by a **score gap** per cluster, and a far point is far however many
 # far points there are. Lloyd listens to all outliers and its inlier objective climbs from −0.40 to +1.50.
-# Cuesta-Albertos with α = 0.05 keeps $h = \lceil 0.95\,n\rceil$ points: with 94 points it trims exactly the 4
-# outliers, but at m = 10 it keeps 5 of them and at m = 40 its objective (+1.48) is as bad as Lloyd's: it breaks
-# first, as soon as the outliers outnumber the trimming proportion. It needs α ≥ m/n, the share of outliers, known in
-# advance; with α = m/n it trims every outlier again (−0.908 at every m). k-medoids never samples an outlier (at
+# Cuesta-Albertos with ρ = 0.05 keeps $h = \lceil 0.95\,n\rceil$ points: with 94 points it trims exactly the 4
+# outliers, but at n_o = 10 it keeps 5 of them and at n_o = 40 its objective (+1.48) is as bad as Lloyd's: it breaks
+# first, as soon as the outliers outnumber the trimming proportion. It needs ρ ≥ n_o/n, the share of outliers, known in
+# advance; with ρ = n_o/n it trims every outlier again (−0.908 at every n_o). k-medoids never samples an outlier (at
 # γ = 20 their probability is ~1e-12), but its objective is the worst of the robust rules for a reason unrelated to
 # the outliers: γ times a blob's squared spread is about 0.1, so the softmax over a blob is nearly uniform and each
 # center is an almost random member. Without any outlier its inlier log J over 20 seeds ranges from −0.48 to +0.22
