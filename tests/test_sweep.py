@@ -17,9 +17,6 @@ from kmt_ref.cli import main
 
 #: theirs, all 10,000 data cells: gamma -> (mean Loss over non-NaN rows, median, NaN rows)
 THEIRS_ALL = {1: (0.99298, 0.30281, 49), 10: (0.26730, 9.5e-05, 49), 100: (0.031266, -4.8e-07, 50)}
-#: theirs, on the 256 data cells of SMALL_GRID (the cells of figures/data/gamma_sweep_small.csv):
-#: gamma -> (mean Loss over non-NaN rows, median, NaN rows)
-THEIRS_SMALL = {1: (1.21102, 0.18236, 7), 10: (0.50791, 2.19e-05, 7), 100: (0.10331, -3.6e-07, 7)}
 
 #: the committed small grid (python -m kmt_ref sweep --grid small --out figures/data/gamma_sweep_small.csv)
 SWEEP_CSV = Path(__file__).resolve().parents[1] / "figures" / "data" / "gamma_sweep_small.csv"
