@@ -108,7 +108,7 @@ def gaussian_blobs(k, d, n_per_cluster, std=0.1, rng=0):
     d = check_count(d, "d", minimum=1)
     n_per_cluster = check_count(n_per_cluster, "n_per_cluster", minimum=1)
     std = check_positive(std, "std")
-    rng = _check_seed(rng)  # errors say "seed" (tests/test_demo_and_plots.py pins "seed=-1")
+    rng = _check_seed(rng)  # errors say "seed" (tests/test_data.py pins "seed=-1")
     means = rng.uniform(0.0, 1.0, size=(d, k))  # (d, k)
     truth = np.repeat(np.arange(k), n_per_cluster)  # (n,)
     X = minmax_scale(means[:, truth] + std * rng.standard_normal((d, truth.size)))  # (d, n)

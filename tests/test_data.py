@@ -58,7 +58,7 @@ def test_numpy_integer_seeds_and_counts():
 ])
 def test_bad_seed_names_the_argument(seed, error, message):
     """The seed is named seed in the messages (gaussian_blobs' argument is rng, but
-    tests/test_demo_and_plots.py pins "seed=-1" for it)."""
+    test_gaussian_blobs_bad_input below pins "seed=-1" for it)."""
     with pytest.raises(error, match="^" + message.format("seed")):
         gaussian_blobs(3, 2, 4, rng=seed)
     for f in (toy_data, validation_data):

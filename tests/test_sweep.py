@@ -17,9 +17,6 @@ from kmt_ref.cli import main
 
 #: theirs, all 10,000 data cells: gamma -> (mean Loss over non-NaN rows, median, NaN rows)
 THEIRS_ALL = {1: (0.99298, 0.30281, 49), 10: (0.26730, 9.5e-05, 49), 100: (0.031266, -4.8e-07, 50)}
-#: theirs, on the 256 data cells of SMALL_GRID (the cells of figures/data/gamma_sweep_small.csv):
-#: gamma -> (mean Loss over non-NaN rows, median, NaN rows)
-THEIRS_SMALL = {1: (1.21102, 0.18236, 7), 10: (0.50791, 2.19e-05, 7), 100: (0.10331, -3.6e-07, 7)}
 
 #: the committed small grid (python -m kmt_ref sweep --grid small --out figures/data/gamma_sweep_small.csv)
 SWEEP_CSV = Path(__file__).resolve().parents[1] / "figures" / "data" / "gamma_sweep_small.csv"
@@ -129,6 +126,46 @@ def test_command_checks_before_any_work(tmp_path, capsys):
     assert "--max-points" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
 
 
+def test_command_writes_sweep_csv_here_by_default(tmp_path, capsys, monkeypatch):
+    """``sweep --grid small`` (no --out) writes ./sweep.csv, resumes it, and never overwrites another file."""
+    monkeypatch.setitem(sw.GRIDS, "small", TINY)
+    monkeypatch.chdir(tmp_path)
+    assert main(["sweep", "--grid", "small"]) == 0
+    assert len(sw.read_sweep(tmp_path / "sweep.csv")) == 12
+    assert "wrote sweep.csv" in capsys.readouterr().out
+    assert main(["sweep", "--grid", "small"]) == 0  # resumed: nothing to run
+    assert "12 of 12 rows already in sweep.csv" in capsys.readouterr().out
+    (tmp_path / "sweep.csv").write_text("my,own\n")
+    assert main(["sweep"]) == 2
+    assert "not a sweep CSV" in capsys.readouterr().err and (tmp_path / "sweep.csv").read_text() == "my,own\n"
+
+
+def test_help_shows_the_default_and_each_grid(capsys):
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = capsys.readouterr().out
+    assert "default: sweep.csv" in text and "(256 data cells, the default)" in text
+    for grid in (sw.SMALL_GRID, sw.PAPER_GRID):
+        for key, values in grid.items():
+            assert f"{key:<11}{', '.join(map(str, values))}" in text
+
+
+def test_command_compares_paired(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sw.GRIDS, "small", TINY)
+    out, theirs = tmp_path / "s.csv", tmp_path / "theirs.csv"
+    assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 2  # checked before any work
+    assert "--compare=" in capsys.readouterr().err and not out.exists()
+    sw.run_sweep(out, TINY, log=lambda *_: None)
+    rows = sw.read_sweep(out)
+    lines = out.read_text().splitlines()
+    theirs.write_text("\n".join([lines[0], lines[1].replace(f",{rows[0]['Loss']!r},", ",,")] + lines[2:]) + "\n")
+    assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 0
+    table = capsys.readouterr().out.split("paired by cell with")[1].splitlines()
+    g1 = [line.split() for line in table if line.split()[:1] == [str(rows[0]["Gamma"])]][0]
+    # 4 cells at that gamma, one NaN in theirs: 3 paired, identical, difference 0
+    assert g1[1:2] == ["3"] and float(g1[4]) == 0.0 and g1[7:] == ["0", "1", "0"]
+
+
 def test_command_runs(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sw.GRIDS, "small", TINY)
     out = tmp_path / "s.csv"
@@ -138,18 +175,54 @@ def test_command_runs(tmp_path, capsys, monkeypatch):
     assert len(sw.read_sweep(out)) == 12
 
 
-def test_committed_small_grid_agrees_with_their_table():
-    """Mean Loss per gamma on the same 256 cells: ours (NumPy draws, float64) vs theirs (torch, float32).
+#: their NaN data cells on SMALL_GRID (NaN at every gamma: Lloyd's empty cluster), from their CSV
+THEIRS_NAN_SMALL = {(20, 7, 100, 1), (35, 10, 2154, 7), (50, 1, 100, 7), (50, 7, 774, 4), (50, 10, 278, 7),
+                    (50, 10, 774, 1), (50, 10, 2154, 1)}
+#: the committed small grid paired by cell with their CSV (``sweep --compare``, 247 cells = 256 minus our 2
+#: NaN cells minus their 7): gamma -> (their mean Loss, our mean Loss, standard error of the mean difference)
+PAIRED_SMALL = {1: (1.220900, 1.198296, 0.019074), 10: (0.512256, 0.491100, 0.014625),
+                100: (0.104385, 0.094088, 0.010441)}
 
-    The draws differ, so the means agree up to sampling noise: within 3 standard errors of the
-    difference of two independent means (measured: 1.207 vs 1.211, 0.489 vs 0.508, 0.095 vs 0.103).
+
+def _rows(table, gamma=1):
+    """Sweep rows from {(k, d, points, scale): Loss}."""
+    return [{"Clusters": k, "Iteration": -1, "Dimensions": d, "Gamma": gamma, "Points": p, "Loss": loss,
+             "Scale": s} for (k, d, p, s), loss in table.items()]
+
+
+def test_compare_pairs_the_same_cells():
+    """Hand-computed: only cells both hold and neither leaves NaN; the SE is that of the paired differences."""
+    nan = math.nan
+    ours = _rows({(5, 1, 100, 1): 1.0, (5, 2, 100, 1): 5.0, (5, 3, 100, 1): nan, (5, 4, 100, 1): 2.0,
+                  (5, 5, 100, 1): 9.0})
+    theirs = _rows({(5, 1, 100, 1): 0.0, (5, 2, 100, 1): 4.5, (5, 3, 100, 1): 7.0, (5, 4, 100, 1): nan,
+                    (5, 6, 100, 1): 100.0})
+    c = sw.compare(ours, theirs)[1]
+    # common, neither NaN: d = 1 and d = 2; differences 1.0 and 0.5
+    assert c["cells"] == 2 and c["ours"] == 3.0 and c["theirs"] == 2.25 and c["diff"] == 0.75
+    assert c["se"] == pytest.approx(0.25, rel=1e-15)  # std([1, 0.5], ddof=1) / sqrt(2)
+    assert (c["nan_ours"], c["nan_theirs"], c["missing"]) == (1, 1, 1)
+    assert sw.compare(ours, theirs, gammas=[10])[10]["cells"] == 0
+    with pytest.raises(ValueError, match="theirs holds .* more than once"):
+        sw.compare(ours, theirs + theirs[:1])
+
+
+def test_committed_small_grid_agrees_with_their_table():
+    """Ours (NumPy draws, float64) vs theirs (torch draws, float32) on the same 247 cells, paired by cell.
+
+    The draws differ, so each cell's Loss differs by sampling noise; the mean of the per-cell differences
+    must be within 3 of its standard errors (measured: -1.19, -1.45, -0.99 standard errors at
+    gamma = 1, 10, 100). Their side is the summary in PAIRED_SMALL (their file is not in this repository).
     """
     rows = sw.read_sweep(SWEEP_CSV)
     assert {(r["Clusters"], r["Dimensions"], r["Points"], r["Scale"]) for r in rows} == set(
         sw.grid_cells(sw.SMALL_GRID))
     for g, st in sw.summarize(rows).items():
-        loss = np.array([r["Loss"] for r in rows if r["Gamma"] == g])
-        loss = loss[~np.isnan(loss)]
-        se = math.sqrt(2 * np.var(loss) / loss.size)
-        assert abs(st["mean"] - THEIRS_SMALL[g][0]) < 3 * se
-        assert st["nan"] == 2  # measured: 2 cells where Lloyd empties a cluster (theirs: 7 rows on these cells)
+        assert st["nan"] == 2  # measured: 2 cells where Lloyd empties a cluster (theirs: 7 on these cells)
+        cells = [r for r in rows if r["Gamma"] == g and not math.isnan(r["Loss"])
+                 and (r["Clusters"], r["Dimensions"], r["Points"], r["Scale"]) not in THEIRS_NAN_SMALL]
+        assert len(cells) == 247  # the two sides' NaN cells are disjoint
+        theirs, ours, se = PAIRED_SMALL[g]
+        mean = np.mean([r["Loss"] for r in cells])
+        assert mean == pytest.approx(ours, abs=5e-7)  # the number the README quotes
+        assert abs(mean - theirs) < 3 * se

@@ -278,7 +278,7 @@ def test_rows_to_columns_is_the_one_transpose():
 
 @pytest.mark.parametrize("name,X,C0", degenerate_cases()[:6], ids=[c[0] for c in degenerate_cases()[:6]])
 def test_attention_switch_runs_theorem_2_2(name, X, C0):
-    """``attention="dot"`` is Theorem 2.2; it must give the same trace (tested fully in test_standard_variants)."""
+    """``attention="dot"`` is Theorem 2.2; it must give the same trace (tested fully in tests/algorithms/test_dot_product.py)."""
     assert_same_trace(lloyd(X, C0, 3), kmeans_transformer(X, C0, 3, attention="dot"), X)
 
 

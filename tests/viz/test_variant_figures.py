@@ -1,8 +1,4 @@
-"""Figures of the variants: the soft-beta sweep and figure 4 (kmt_ref/viz/variant_figures.py).
-
-Copied from tests/test_standard_variants.py and tests/test_sparse_variants.py
-(issue 9: tests mirror the layout); the originals go at the merge.
-"""
+"""Figures of the variants: the soft-beta sweep and figure 4 (kmt_ref/viz/variant_figures.py)."""
 import matplotlib
 
 matplotlib.use("Agg")
