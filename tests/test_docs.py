@@ -227,7 +227,7 @@ def parser():
 
 
 #: sources that name a path that does not exist, fixed on another branch: xfail(strict) until merged
-BROKEN_ELSEWHERE = {"notebooks/src/04_learning_to_cluster.py"}  # line 253: tests/learning/test_evaluation.py
+BROKEN_ELSEWHERE = set()  # sources known to be broken and fixed on another branch (none)
 
 SOURCES = _sources()
 PATH_SOURCES = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="fixed in the docs branch"))

@@ -257,7 +257,7 @@ np.testing.assert_allclose(live["lloyd"], base["lloyd"][:32], rtol=0, atol=1e-12
 # (b): 4.9e-4 (one task of 32 off by 0.016, every other task within 8e-4). Tolerances: (a) 1e-5, 11x
 # the largest; (b) 5e-3, 10x the largest: one task would have to move by 0.16, 10x the largest jump.
 # A wrong task seed lies far outside, (a) >= 0.12 at every step; so does a wrong model (the d-only one, or
-# Lloyd's curves), (a) >= 0.13 and (b) >= 0.1 at every step after t = 0 (tests/test_float32_reproducibility.py).
+# Lloyd's curves), (a) >= 0.13 and (b) >= 0.1 at every step after t = 0 (tests/learning/test_evaluation.py).
 MEDIAN_TOL, MEAN_TOL = 1e-5, 5e-3
 diff = live["model"] - base["paper"][:32]                         # (32, 21)
 median_dev = np.median(np.abs(diff), axis=0)                      # (21,)
