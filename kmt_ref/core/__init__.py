@@ -1,6 +1,7 @@
 """The transformer, knowing nothing of k-means.
 
 - :mod:`~kmt_ref.core.normalizers`: sigma, each mapping a column of scores to the simplex;
+- :mod:`~kmt_ref.core.blocks`: one block computed, ``A(Z, Z'; Q, K, V, sigma) = V Z' sigma(S)`` and its scores, below both the layer and the exact layer;
 - :mod:`~kmt_ref.core.attention`: ``A(Z, Z'; Q, K, V, sigma) = V Z' sigma(S)`` and the layer of Theorem 2.1 (the brief places its weights in the paper's eq. (5));
 - :mod:`~kmt_ref.core.exact`: what makes the gamma = inf limits exact and fast, with proofs;
 - :mod:`~kmt_ref.core.gradients`: the softmax block as one autograd primitive, its backward pass derived by hand (training);

@@ -1,4 +1,4 @@
-"""The generic attention (kmt_ref/core/attention.py): its argument checks.
+"""The generic attention (kmt_ref/core/attention.py, one block computed in kmt_ref/core/blocks.py): its argument checks and import paths.
 """
 import numpy as np
 import pytest
@@ -37,3 +37,27 @@ def test_attention_dropout_valid():
     a = _attend(dropout=np.float32(0.25), rng=np.random.default_rng(4))
     b = _attend(dropout=0.25, rng=np.random.default_rng(4))
     np.testing.assert_array_equal(a, b)
+
+
+# --------------------------------------------------------------------------
+# one block lives in kmt_ref.core.blocks, below the exact layer; the old paths still work
+# --------------------------------------------------------------------------
+def test_block_names_are_still_importable_from_core_attention():
+    import kmt_ref.core.attention as attention_module
+    import kmt_ref.core.blocks as blocks_module
+
+    for name in attention_module.__all__ + ["scores_from_projections"]:
+        assert hasattr(attention_module, name), name
+    for name in blocks_module.__all__:
+        assert getattr(attention_module, name) is getattr(blocks_module, name), name
+
+
+def test_hand_vjp_set_on_core_attention_is_the_flag_attention_reads(monkeypatch):
+    import kmt_ref.core.attention as attention_module
+    import kmt_ref.core.blocks as blocks_module
+
+    assert attention_module.HAND_VJP is blocks_module.HAND_VJP is True
+    monkeypatch.setattr(attention_module, "HAND_VJP", False)
+    assert blocks_module.HAND_VJP is False and attention_module.HAND_VJP is False
+    monkeypatch.undo()
+    assert blocks_module.HAND_VJP is True
