@@ -36,7 +36,14 @@ from .normalizers import HARD, get_normalizer
 #: False lets autograd differentiate the plain path below, operation by operation (the tests compare)
 HAND_VJP = True
 
-__all__ = ["HAND_VJP", "scores_from_projections", "attention_scores", "attention", "FeedForward"]
+#: normalizers whose convex combination :func:`attention` takes anchored at a key of the support
+#: (:func:`anchored_combination`), uniform weights included: sparsemax (robust k-means' block 3). The
+#: alpha = inf normmax keeps the plain mean of :func:`kmt_ref.core.exact.segment_mean`, the arithmetic of
+#: its reference (trimmed k-means); softmax and linear keep the product, the arithmetic of the exact layer
+ANCHORED = ("sparsemax",)
+
+__all__ = ["HAND_VJP", "ANCHORED", "scores_from_projections", "attention_scores", "anchored_combination", "attention",
+           "FeedForward"]
 
 
 # --------------------------------------------------------------------------
@@ -92,6 +99,53 @@ def attention_scores(Z, Zk, Q, K, *, score="euclidean", scale=1.0, bQ=None, bK=N
         ``(K z'_j).(Q z_i) / scale`` (dot).
     """
     return scores_from_projections(project(K, bK, Zk), project(Q, bQ, Z), score, scale)
+
+
+def anchored_combination(W, VZk, v_rows=slice(None)):
+    r"""``V Z' W`` for weights W (r, q) whose columns sum to 1, anchored at each column's largest weight.
+
+    Parameters
+    ----------
+    W : ndarray, shape (r, q)
+        Each column on the simplex (a normalizer's output), plain NumPy.
+    VZk : ndarray, shape (d_v, r)
+        The values ``V Z'``.
+    v_rows : slice or index array
+        The rows of ``V`` that are not identically zero (the other output rows are 0).
+
+    Returns
+    -------
+    out : ndarray, shape (d_v, q)
+
+    Notes
+    -----
+    For query q with ``a`` its first key of largest weight::
+
+        out_q = v_a + sum_i W_iq (v_i - v_a)
+              = sum_i W_iq v_i + (1 - sum_i W_iq) v_a  =  (V Z' W)_q      (sum_i W_iq = 1)
+
+    the same number as ``V Z' W`` in exact arithmetic. In floating point it
+    keeps one fact that the product ``V Z' W`` loses: **if every key of
+    positive weight carries the value** ``v_a`` **, then** ``out_q = v_a``
+    **exactly**. Proof: each difference ``v_i - v_a`` of such a key is an
+    exact 0, each term of a key of weight 0 is an exact 0, so the sum is 0 and
+    ``v_a + 0 = v_a``. The product instead rounds ``sum_i W_iq v_i``, whose
+    weights sum to 1 only to rounding: six keys of value -1 with sparsemax
+    weights 1/6 (rounded up) give -1.0000000000000002. A mean of copies of
+    one point must be that point, or a center that should coincide with
+    another stops tying with it and a later assignment changes (the
+    duplicated-centers case of ``tests/cases.py``). The terms are summed key
+    by key (``np.bincount``), over the nonzero weights only.
+    """
+    q = W.shape[1]
+    anchor = onp.argmax(W, axis=0)  # (q,): first key of largest weight
+    keys, queries = onp.nonzero(W)  # in key order
+    w = W[keys, queries]  # (nnz,)
+    out = onp.zeros((VZk.shape[0], q))  # (d_v, q)
+    for m in onp.arange(VZk.shape[0])[v_rows]:
+        va = VZk[m, anchor]  # (q,)
+        out[m] = va + onp.bincount(queries, weights=w * (VZk[m, keys] - va[queries]), minlength=q)
+    return out
 
 
 def attention(
@@ -199,7 +253,9 @@ def attention(
         if dropout:
             keep = rng.random(getval(W).shape) >= dropout
             W = W * keep / (1.0 - dropout)
-        if is_disjoint_uniform(W):  # e.g. normmax(alpha=inf): a plain mean, summed in key order
+        if normalizer in ANCHORED and not dropout and type(W) is onp.ndarray and W.ndim == 2 and VZk.ndim == 2:
+            outs.append(anchored_combination(W, VZk, v_rows))  # copies of one value give that value
+        elif is_disjoint_uniform(W):  # e.g. normmax(alpha=inf): a plain mean, summed in key order
             outs.append(segment_mean(W > 0, VZk, v_rows))
         else:
             outs.append(np.matmul(VZk, W))
