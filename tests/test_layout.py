@@ -1,6 +1,7 @@
 """The house rules of the layout (docs/ARCHITECTURE.md, STYLE §13), checked on the source.
 
-- no import cycles, and no module imports a higher layer: the leaves (checks, the
+- no import cycles (an import inside a function counts, and a name imported from a
+  package counts as its submodule), and no module imports a higher layer: the leaves (checks, the
   data frame, the trace, built-in data) <- core <- algorithms <- learning and the
   estimator <- viz <- the command line;
 - matplotlib is imported only under kmt_ref/viz;

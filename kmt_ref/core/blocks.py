@@ -216,7 +216,10 @@ def attention(
     columns (``hardmax``), a mean over the tied maximum set
     (``hardmax_average``), and for Euclidean self-attention with ``Q = K`` the
     duplicate grouping of :func:`kmt_ref.core.exact.self_attention_limit`,
-    which never builds an n x n matrix.
+    which never builds an n x n matrix. A sparsemax block (plain 2-D arrays,
+    no dropout) sums ``V Z' sigma(S)`` from each query's key of largest weight
+    (:func:`anchored_combination`): the same number, except that keys that
+    are copies of one value give that value exactly.
     """
     check_dropout(dropout, rng)  # a clear error, not an AttributeError on rng=None
     options = dict(options or {})
