@@ -5,7 +5,9 @@ Every equivalence test (transformer = its classical reference) draws from
 X (d, n), C0 (d, k). Random instances vary n, d, k and the data scale; the
 degenerate ones pin the policies (ties, duplicates, empty clusters, k = 1,
 k = n). Degenerate data use small integers or dyadic numbers, so that ties are
-exact in floating point and no rounding decides them.
+exact in floating point and no rounding decides them; the duplicated-centers
+cases add copies of a number that is not dyadic, where the tie is exact
+because the centers are copies.
 """
 import numpy as np
 
@@ -70,6 +72,15 @@ def degenerate_cases():
     c.append(("large_scale", Xl, Xl[:, :4].copy()))
     Xm = 1e-6 * rng.normal(size=(3, 40))
     c.append(("tiny_scale", Xm, Xm[:, :4].copy()))
+    # duplicated initial centers: the first copy takes every point and is pulled back to where its copies
+    # stay (a sparse update keeps only the points there), so the copies must still tie with it bit for bit
+    c.append(("duplicated_centers", np.array([[-1.0] * 6 + [1.0] * 3]), np.array([[-1.0, -1.0, -1.0]])))
+    # the same on copies of a number that is not dyadic: the tie is exact because the centers are copies
+    # (a mean of copies of 0.1 must be 0.1 exactly, not because the arithmetic is)
+    c.append(("duplicated_centers_tenth", np.array([[0.1] * 7 + [2.1] * 3]), np.array([[0.1, 0.1, 0.1]])))
+    # two pairs of duplicated centers in the plane, on small integers with repeated points
+    Xp = np.array([[0.0, 0.0, 0.0, 1.0, 4.0, 4.0, 5.0, 9.0], [0.0, 0.0, 0.0, 0.0, 2.0, 2.0, 2.0, 9.0]])
+    c.append(("duplicated_centers_pairs", Xp, Xp[:, [0, 4, 0, 4]].copy()))
     return c
 
 

@@ -67,6 +67,15 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     stop pulling the center. Equal distances get equal weights; a singleton
     cluster moves onto its point.
 
+    The weighted sum is taken from an anchor ``a``, the first member of
+    largest weight: ``c_j = a + sum_i p_i (x_i - a) / sum_i p_i``, the same
+    number in exact arithmetic. So a cluster whose weighted members are
+    copies of one point moves onto that point exactly (each ``x_i - a`` is an
+    exact 0), as the circuit's block 3 does
+    (:func:`kmt_ref.core.blocks.anchored_combination`); the plain product
+    ``X p`` would land an ulp off, and a center that should coincide with a
+    duplicated one would stop tying with it.
+
     Provenance: the authors' rule is ``utils.rkm_iters`` in
     ``rithram/kmeans-trf`` (``utils.py``): per iteration, squared
     distances, ``sqd, assign = min`` over the centers, and for each
@@ -85,7 +94,8 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
 
     def update(t, j, members, c):
         p = _sparsemax_plain(-g * sq_dist(X[:, members], c) / np.sqrt(d))  # (m,)
-        return X[:, members] @ p / np.sum(p)
+        a = X[:, members[np.argmax(p)]]  # the first member of largest weight: the anchor
+        return a + (X[:, members] - a[:, None]) @ p / np.sum(p)  # copies of one point give that point
 
     assign_then_update(X, C, centers, labels, update)
     return finish_trace(X, centers, labels, {"gamma": gamma, "empty": empty}, frame)
@@ -127,6 +137,27 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
 
     Policies: as :func:`trimmed_kmeans_transformer`; equal distances get equal
     weights.
+
+    Why the labels equal the reference's, duplicated centers included (the
+    project's proof, **(open)**). Block 1 is Lloyd's assignment: identical
+    centers give identical score rows, and the tie goes to the lowest index on
+    both sides. Block 3's weights vanish outside the members' support (the
+    penalties), and :func:`kmt_ref.core.attention.attention` sums a sparsemax
+    block as ``v_a + sum_i w_i (v_i - v_a)`` from its key of largest weight
+    (:func:`kmt_ref.core.blocks.anchored_combination`), as the reference sums
+    from its member of largest weight. Hence (i) an empty cluster's support is
+    its own token alone: ``c_j`` exactly; (ii) a cluster whose support is
+    copies of one point moves onto that point exactly, on both sides, whatever
+    the rounding of the weights (each difference ``v_i - v_a`` is an exact 0).
+    A duplicated center that is pulled to where its copies stay (the members
+    in its support all sit there) therefore still equals them bit for bit, and
+    the next tie goes to the lowest index on both sides. Otherwise the two
+    sides' centers agree to rounding (their scores are rounded differently): a
+    later assignment could then differ only where a point's two nearest
+    centers are within rounding of each other without being copies; the
+    whole-trajectory tests (``tests/algorithms/test_robust.py``: the shared
+    degenerate cases and 40 seeded instances with duplicated centers, for
+    gamma in {0, 0.7, 5}) meet none.
     """
     X, C0, n_layers, frame = prepare(X, C0, n_layers)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)

@@ -61,7 +61,13 @@ grow by it.
 Degenerate cases (all variants, pinned by tests): ties in the assignment go to
 the lowest center index (block 1 is Lloyd's); an empty cluster keeps its
 center; a singleton cluster moves onto its point; no step divides by zero, so
-no NaN ever appears.
+no NaN ever appears. Duplicated initial centers: the copies tie, the first
+takes the points. A sparsemax center whose support is copies of one point
+lands on it exactly, in the circuit and the reference alike (both sum from
+the support's key of largest weight,
+:func:`kmt_ref.core.blocks.anchored_combination`), so copies that stay
+together keep tying; the uniform means of trimmed k-means and the medoids of
+k-medoids are the reference's own arithmetic, bit for bit.
 """
 from __future__ import annotations
 

@@ -24,27 +24,28 @@ differentiated through this very code. While autograd traces a softmax block
 (training), the block is one primitive with a hand-derived vector-Jacobian
 product, :func:`kmt_ref.core.gradients.softmax_attention` (the same numbers in
 another order of operations; :data:`HAND_VJP` = False lets autograd
-differentiate the plain code below instead). The gamma = inf paths (hardmax)
+differentiate the plain code instead). The gamma = inf paths (hardmax)
 use plain NumPy selections; they are only used with hand-set weights.
+
+One block (:func:`attention`, its scores, :class:`FeedForward`) is computed in
+:mod:`kmt_ref.core.blocks`, the floor this module and the exact layer
+(:mod:`kmt_ref.core.exact.layer`) both stand on; its names are re-exported
+here, and :data:`HAND_VJP` read or set here is the one
+:func:`attention` reads.
 """
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import dataclass, field
 
 import numpy as onp
 import autograd.numpy as np
-from autograd.tracer import getval, isbox
+from autograd.tracer import getval
 
-from ..trace import CHUNK, _chunks
-from ..validation import check_dropout
-from .gradients import dropped_entries, softmax_attention
-from .exact import (fast_layer_forward, hard_cross, is_disjoint_uniform, project, same_map, segment_mean,
-                    self_attention_limit, used_rows)
-from .normalizers import HARD, get_normalizer
-
-#: differentiate a traced softmax block with the hand-derived VJP of :mod:`kmt_ref.core.gradients`;
-#: False lets autograd differentiate the plain path below, operation by operation (the tests compare)
-HAND_VJP = True
+from . import blocks as _blocks
+from .blocks import FeedForward, attention, attention_scores, scores_from_projections
+from .exact import fast_layer_forward, project
 
 __all__ = [
     "HAND_VJP",
@@ -61,178 +62,22 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------
-# Scores and attention
-# --------------------------------------------------------------------------
-def scores_from_projections(KZk, QZ, score, scale):
-    """Raw scores (without gamma) from projected keys (.., dk, r) and queries (.., dk, q).
+class _ForwardingModule(types.ModuleType):
+    """This module, with :data:`HAND_VJP` kept in :mod:`kmt_ref.core.blocks` (where :func:`attention` reads it)."""
 
-    For plain 2-D arrays with more than CHUNK queries the products are taken CHUNK queries at a time,
-    in the blocks of :func:`kmt_ref.trace.distance_blocks`: a BLAS kernel can round a column of a
-    product differently with the number of columns around it, and these blocks make the scores the
-    very numbers that :func:`kmt_ref.trace.nearest_labels` and the exact layer compute.
-    """
-    if QZ.ndim == 2 and KZk.ndim == 2 and QZ.shape[1] > CHUNK and not (isbox(KZk) or isbox(QZ)):
-        cross = onp.empty((KZk.shape[1], QZ.shape[1]))  # (r, q)
-        for a, b in _chunks(QZ.shape[1]):
-            cross[:, a:b] = onp.matmul(KZk.T, QZ[:, a:b])
-    else:
-        cross = np.matmul(np.swapaxes(KZk, -1, -2), QZ)  # (..., r, q)
-    if score == "dot":
-        S = cross
-    elif score == "euclidean":
-        # ||a - b||^2 = ||a||^2 + ||b||^2 - 2 a.b, with one matrix product (SPEC §2)
-        key_sq = np.sum(KZk * KZk, axis=-2)[..., :, None]  # (..., r, 1)
-        query_sq = np.sum(QZ * QZ, axis=-2)[..., None, :]  # (..., 1, q)
-        S = -(key_sq + query_sq - 2.0 * cross)
-    else:
-        raise ValueError(f"score={score!r} must be 'euclidean' or 'dot'")
-    if scale != 1.0:
-        S = S / scale
-    return S
+    def __getattr__(self, name):
+        if name == "HAND_VJP":
+            return _blocks.HAND_VJP
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
 
-
-def attention_scores(Z, Zk, Q, K, *, score="euclidean", scale=1.0, bQ=None, bK=None):
-    r"""Raw attention scores ``S`` (the paper's S divided by gamma).
-
-    Parameters
-    ----------
-    Z : ndarray, shape (..., d_emb, q)
-        Query tokens (columns).
-    Zk : ndarray, shape (..., d_emb, r)
-        Key tokens (columns).
-    Q, K : ndarray, shape (d_k, d_emb)
-        Query and key weights. ``bQ``, ``bK`` : optional biases, shape (d_k,).
-    score : {"euclidean", "dot"}
-    scale : float
-        Scores are divided by it (``sqrt(d_emb)`` in the trainable model).
-
-    Returns
-    -------
-    S : ndarray, shape (..., r, q)
-        ``S_ji = -||K z'_j - Q z_i||^2 / scale`` (Euclidean) or
-        ``(K z'_j).(Q z_i) / scale`` (dot).
-    """
-    return scores_from_projections(project(K, bK, Zk), project(Q, bQ, Z), score, scale)
-
-
-def attention(
-    Z,
-    Zk,
-    Q,
-    K,
-    V,
-    *,
-    score="euclidean",
-    normalizer="softmax",
-    gamma=1.0,
-    scale=1.0,
-    bQ=None,
-    bK=None,
-    bV=None,
-    options=None,
-    self_attention=False,
-    chunk_size=None,
-    dropout=0.0,
-    rng=None,
-    return_weights=False,
-):
-    r"""One attention block ``A(Z, Z'; Q, K, V, sigma) = V Z' sigma(S)``.
-
-    Parameters
-    ----------
-    Z : ndarray, shape (..., d_emb, q)
-        Query tokens.
-    Zk : ndarray, shape (..., d_emb, r)
-        Key/value tokens.
-    Q, K : ndarray, shape (d_k, d_emb); V : ndarray, shape (d_emb, d_emb)
-    score : {"euclidean", "dot"}
-    normalizer : str or callable
-        A name in :data:`kmt_ref.core.normalizers.NORMALIZERS`.
-    gamma : float
-        Inverse temperature, passed to the normalizer.
-    scale : float
-        Scores are divided by it.
-    bQ, bK, bV : ndarray or None
-        Biases.
-    options : dict, optional
-        Extra keyword arguments for the normalizer (e.g. ``alpha``).
-    self_attention : bool
-        ``Zk`` is ``Z`` (enables the exact limit for Q = K, hardmax: one
-        sort of n numbers, O(n log n), no n x n matrix).
-    chunk_size : int or None
-        Compute the scores in chunks of this many queries, so that memory is
-        O(chunk_size * r) instead of O(q * r).
-    dropout : float
-        Attention dropout probability, ``0 <= dropout < 1``; ``dropout > 0``
-        needs ``rng``.
-    rng : numpy.random.Generator or None
-    return_weights : bool
-        Also return the weights ``sigma(S)`` and raw scores (dense arrays).
-
-    Returns
-    -------
-    out : ndarray, shape (..., d_emb, q)
-    weights, scores : ndarray, shape (..., r, q) (only with ``return_weights``)
-
-    Notes
-    -----
-    While autograd traces the block (training) with ``normalizer="softmax"``,
-    finite gamma and no ``options``, it is computed by the primitive
-    :func:`kmt_ref.core.gradients.softmax_attention`, whose backward pass is
-    derived by hand; dropout then draws the same masks from ``rng``.
-    Hard normalizers (gamma = inf) use exact fast paths: a selection of
-    columns (``hardmax``), a mean over the tied maximum set
-    (``hardmax_average``), and for Euclidean self-attention with ``Q = K`` the
-    duplicate grouping of :func:`kmt_ref.core.exact.self_attention_limit`,
-    which never builds an n x n matrix.
-    """
-    check_dropout(dropout, rng)  # a clear error, not an AttributeError on rng=None
-    options = dict(options or {})
-    q, r = Z.shape[-1], Zk.shape[-1]
-    big = chunk_size and q > chunk_size and r > chunk_size  # only an (r, q) matrix that is large
-    if (HAND_VJP and normalizer == "softmax" and score in ("euclidean", "dot") and not options and not return_weights
-            and not big and not isbox(gamma) and gamma < onp.inf
-            and any(isbox(x) for x in (Z, Zk, Q, K, V, bQ, bK, bV))):
-        # training: the same block as one primitive with a hand-derived VJP (kmt_ref.core.gradients)
-        shape = onp.broadcast_shapes(onp.shape(getval(Zk))[:-2], onp.shape(getval(Z))[:-2]) + (r, q)
-        drop = dropped_entries(rng, shape, dropout)
-        return softmax_attention(Z, Zk, Q, K, V, bQ, bK, bV, score, scale, gamma, dropout, drop, {})
-    VZk = project(V, bV, Zk)  # (..., d_emb, r)
-    hard = isinstance(normalizer, str) and normalizer in HARD
-    rows, v_rows = used_rows(Q, K, V, bQ, bK, bV)  # the rows of the weights that can matter
-    if self_attention and hard and score == "euclidean" and same_map(Q, K, bQ, bK):
-        # gamma = inf self-attention with Q = K: exact, O(n log n), no n x n matrix (kmt_ref.core.exact)
-        return self_attention_limit(project(K, bK, Zk, rows), VZk, normalizer, return_weights)
-
-    KZk = project(K, bK, Zk, rows)  # (..., d_used, r)
-    sigma = get_normalizer(normalizer)
-    starts = list(range(0, q, chunk_size)) if big else [0]
-    outs, Ws, Ss = [], [], []
-    for a in starts:
-        Zc = Z if len(starts) == 1 else Z[..., a : a + chunk_size]
-        S = scores_from_projections(KZk, project(Q, bQ, Zc, rows), score, scale)  # (..., r, qc)
-        if hard:  # the exact selection / mean (kmt_ref.core.exact); weights only for the record
-            outs.append(hard_cross(S, VZk, normalizer, v_rows))
-            if return_weights:
-                Ws.append(sigma(S, axis=-2))
-                Ss.append(S)
-            continue
-        W = sigma(S, gamma=gamma, axis=-2, rng=rng, **options)
-        if dropout:
-            keep = rng.random(getval(W).shape) >= dropout
-            W = W * keep / (1.0 - dropout)
-        if is_disjoint_uniform(W):  # e.g. normmax(alpha=inf): a plain mean, summed in key order
-            outs.append(segment_mean(W > 0, VZk, v_rows))
+    def __setattr__(self, name, value):
+        if name == "HAND_VJP":
+            _blocks.HAND_VJP = value
         else:
-            outs.append(np.matmul(VZk, W))
-        if return_weights:
-            Ws.append(getval(W))
-            Ss.append(getval(S))
-    out = outs[0] if len(outs) == 1 else np.concatenate(outs, axis=-1)
-    if return_weights:
-        return out, onp.concatenate(Ws, axis=-1), onp.concatenate(Ss, axis=-1)
-    return out
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _ForwardingModule
 
 
 # --------------------------------------------------------------------------
@@ -333,19 +178,6 @@ class Sublayer:
     blocks: tuple
 
 
-@dataclass(frozen=True)
-class FeedForward:
-    """Residual feed-forward block ``z' = z + W2 act(W1 z + b1) + b2`` on one stream.
-
-    Parameters ``W1``, ``W2`` (and optional ``b1``, ``b2``) are read from the
-    parameter dict with the given ``prefix``.
-    """
-
-    stream: str
-    activation: str = "requ"
-    prefix: str = ""
-
-
 @dataclass
 class LayerRecord:
     """Everything one layer computed, for inspection (notebooks, figures).
@@ -423,7 +255,7 @@ def layer_forward(params, Xbar, Cbar, layer, *, rng=None, record=False, chunk_si
     ``XX = XX + SAX(XX, XX) + CAX(XX, CC)``, then
     ``CC = CC + SAC(CC, CC) + CAC(CC, XX)`` with the updated ``XX``) and as the
     follow-up, "Leaner Transformers Can Easily Learn to Cluster" (arXiv
-    2610.09760), writes its layer equation::
+    2610.09760, its Definition 2.3), writes its layer equation::
 
         Xbar' = Xbar + A(Xbar, Cbar; Q1,K1,V1) + A(Xbar, Xbar; Q2,K2,V2)
         Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)

@@ -14,7 +14,8 @@ from matplotlib.ticker import MaxNLocator
 from .. import lloyd, lloyd_weights
 from ..learning import (BLOCKS, EVAL_SEED, FAMILIES, MODELS_DIR, attention_maps, load_checkpoint, load_evaluation,
                         sample_task, setting_label)
-from .plotting import _block_ticks, _new_ax, plot_attention
+from .canvas import _new_ax
+from .matrices import _block_ticks, plot_attention
 
 __all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid", "fig5_training",
            "fig6_learned_weights"]

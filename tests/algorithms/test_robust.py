@@ -1,6 +1,8 @@
 """Robust k-means (kmt_ref/algorithms/robust.py): the sparsemax circuit equals the authors' rule.
 """
 import numpy as np
+import pytest
+from cases import degenerate_cases
 
 from kmt_ref.algorithms import (
     robust_kmeans,
@@ -74,3 +76,45 @@ def test_robust_matches_the_authors_rkm_iters_transcribed():
     # at gamma = 5 sparsemax really drops members: the centers are not Lloyd's means
     from kmt_ref.algorithms.lloyd import lloyd
     assert not np.allclose(robust_kmeans(X, C0, 1, 5.0).centers[1], lloyd(X, C0, 1).centers[1])
+
+
+# --------------------------------------------------------------------------
+# duplicated initial centers: a center pulled back onto copies of one point must land on it exactly
+# --------------------------------------------------------------------------
+def test_robust_duplicated_centers_hand_computed():
+    """Three copies of the center -1; six points at -1, three at 1. The first copy takes every point
+    (ties: lowest index); at gamma = 0.7 the points at 1 score -2.8 and get weight 0, so the center
+    stays on the six points at -1, exactly: the copies still tie with it and keep no points."""
+    X = np.array([[-1.0] * 6 + [1.0] * 3])
+    C0 = np.array([[-1.0, -1.0, -1.0]])
+    for fn in (robust_kmeans, robust_kmeans_transformer):
+        tr = fn(X, C0, 3, 0.7)
+        np.testing.assert_array_equal(tr.labels, 0, err_msg=fn.__name__)
+        np.testing.assert_array_equal(tr.centers, -1.0, err_msg=fn.__name__)
+
+
+def _duplicated_center_instances(count=40, seed=98):
+    """Repeated points (half of them on a dyadic grid) with initial centers drawn from them, two copies each."""
+    out = []
+    for s in range(count):
+        rng = np.random.default_rng([seed, s])
+        d, n, k = int(rng.integers(1, 4)), int(rng.integers(8, 200)), int(rng.integers(2, 6))
+        base = rng.normal(size=(d, max(1, n // 3)))
+        if s % 2:
+            base = np.round(base * 4) / 4
+        X = base[:, rng.integers(0, base.shape[1], n)]
+        idx = rng.integers(0, n, k)
+        idx[1] = idx[0]
+        out.append((f"dup{s}", X, X[:, idx].copy()))
+    return out
+
+
+@pytest.mark.parametrize("gamma", [0.0, 0.7, 5.0])
+def test_robust_whole_trajectory_equals_reference_with_duplicated_centers(gamma):
+    """Whole trajectories (not one step from the circuit's own centers): the labels are equal at every
+    layer, so no tie between copies of a center was decided by the last bit on one side only."""
+    for name, X, C0 in degenerate_cases() + _duplicated_center_instances():
+        tr, ref = robust_kmeans_transformer(X, C0, 4, gamma), robust_kmeans(X, C0, 4, gamma)
+        np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=f"{name}, gamma={gamma}")
+        scale = max(1.0, float(np.abs(X).max()))
+        np.testing.assert_allclose(tr.centers, ref.centers, rtol=0, atol=1e-10 * scale, err_msg=name)

@@ -53,6 +53,25 @@ def test_soft_transformer_equals_soft_kmeans(beta, seed):
 
 
 
+DUPLICATED = [c for c in degenerate_cases() if c[0].startswith("duplicated_centers")]
+
+
+@pytest.mark.parametrize("name,X,C0", DUPLICATED, ids=[c[0] for c in DUPLICATED])
+@pytest.mark.parametrize("beta", [5.0, 50.0])
+def test_soft_duplicated_centers_stay_equal_as_in_exact_arithmetic(name, X, C0, beta):
+    """Copies of a center get equal responsibilities, so they stay copies: in exact arithmetic they never
+    part. A last-bit difference between them would grow step by step (soft k-means amplifies it), and the
+    reference and the circuit would part too; both keep the copies bit for bit equal, and agree."""
+    ref, trf = soft_kmeans(X, C0, 8, beta), soft_kmeans_transformer(X, C0, 8, beta)
+    for tr in (ref, trf):
+        for a in range(C0.shape[1]):
+            for b in range(a + 1, C0.shape[1]):
+                if np.array_equal(C0[:, a], C0[:, b]):
+                    np.testing.assert_array_equal(tr.centers[:, :, a], tr.centers[:, :, b])
+    np.testing.assert_allclose(trf.centers, ref.centers, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(trf.labels, ref.labels)
+
+
 def test_soft_attention_matrix_is_the_responsibility_matrix():
     X, C0 = blobs(1, d=2, n=20, k=3)
     tr = soft_kmeans_transformer(X, C0, 3, 5.0, record=True)

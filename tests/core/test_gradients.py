@@ -13,6 +13,7 @@ import pytest
 from autograd import grad
 
 import kmt_ref.core.attention as attention_module
+import kmt_ref.core.blocks as blocks_module
 from kmt_ref.core.attention import attention, scores_from_projections
 from kmt_ref.core.gradients import CHUNK_ENTRIES, dropped_entries, softmax_attention
 from kmt_ref.core.normalizers import softmax
@@ -113,7 +114,7 @@ def test_attention_takes_the_primitive_only_while_tracing(monkeypatch):
     Z, Zk = rng.normal(size=(2, 3, 6)), rng.normal(size=(2, 3, 4))
     Q, K, V = (rng.normal(size=(3, 3)) for _ in range(3))
     calls = []
-    monkeypatch.setattr(attention_module, "softmax_attention", lambda *a: calls.append(a) or softmax_attention(*a))
+    monkeypatch.setattr(blocks_module, "softmax_attention", lambda *a: calls.append(a) or softmax_attention(*a))
     f = lambda Q: anp.sum(attention(Z, Zk, Q, K, V, scale=2.0, dropout=0.25, rng=np.random.default_rng(1)))
     g_hand = grad(f)(Q)
     assert len(calls) == 1

@@ -1,4 +1,4 @@
-"""Plotting primitives: arrays in, a figure out (kmt_ref/viz/plotting.py, STYLE §11)."""
+"""Plotting primitives: arrays in, a figure out (kmt_ref/viz/plotting.py with matrices.py and canvas.py, STYLE §11)."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -81,3 +81,26 @@ def test_validation_panel_d_is_the_difference(toy_runs):
     y = ax_d.get_lines()[0].get_ydata()
     np.testing.assert_allclose(y, np.asarray(tr.log_objective) - np.asarray(ref.log_objective))
     plt.close(fig)
+
+
+def test_every_public_name_is_importable_from_plotting_and_is_its_home_modules():
+    """The primitives live in three modules (runs here, heatmaps in matrices, colours and PNGs in canvas);
+    ``kmt_ref.viz.plotting.<name>`` still gives each public name, the very object of its home module."""
+    from kmt_ref.viz import canvas, matrices
+
+    homes = {name: module for module in (canvas, matrices) for name in module.__all__}
+    assert set(homes) <= set(plotting.__all__)
+    for name in plotting.__all__:
+        obj = getattr(plotting, name)
+        if name in homes:
+            assert obj is getattr(homes[name], name), name
+        else:
+            assert getattr(obj, "__module__", "kmt_ref.viz.plotting") == "kmt_ref.viz.plotting", name
+
+
+def test_save_png_writes_the_same_bytes_twice(tmp_path):
+    for name in ("a.png", "b.png"):
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1], [1, 0], color=plotting.CLUSTER_COLORS[1])
+        plotting.save_png(fig, tmp_path / "sub" / name)
+    assert (tmp_path / "sub" / "a.png").read_bytes() == (tmp_path / "sub" / "b.png").read_bytes()

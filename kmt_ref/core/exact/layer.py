@@ -151,7 +151,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
       key by key, as :func:`segment_mean` does on the plain path. The labels
       come from ``memo`` when a block of this layer wrote those keys (:class:`Memo`).
     """
-    from ..attention import scores_from_projections  # the plain path's scores, for the small tables
+    from ..blocks import scores_from_projections  # the plain path's scores, for the small tables
 
     selQ, selK, selV = selection(Q), selection(K), selection(V)
     if selV is None:
@@ -208,7 +208,7 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size, memo):
     the plain path's (d_emb, r) operand (the keys themselves when V selects rows in place); a product
     with one-hot rows (block 1's values) is an exact lookup instead.
     """
-    from ..attention import scores_from_projections
+    from ..blocks import scores_from_projections
     from ..normalizers import get_normalizer
 
     selQ, selK, selV = selection(Q), selection(K), selection(V)
@@ -333,7 +333,7 @@ def fast_layer_forward(params, Xbar, Cbar, layer, overwrite=False, chunk_size=No
     arrays are the ones passed in) carries facts about the token rows from
     one layer to the next and out to the read-out; it is updated in place.
     """
-    from ..attention import FeedForward, attention
+    from ..blocks import FeedForward, attention
     from ..normalizers import HARD
 
     if type(Xbar) is not onp.ndarray or type(Cbar) is not onp.ndarray or Xbar.ndim != 2 or Cbar.ndim != 2:
