@@ -5,6 +5,17 @@ praise when the answer is right and raises :class:`Wrong` with a hint when it is
 not; the hint helps without giving the answer away. Checkers read answers with
 the ``as_*`` helpers below, so that an answer of the wrong type or shape gives a
 hint too, never a traceback from inside NumPy.
+
+The precision policy (open), written once here and in docs/TEACHING.md: every
+numeric checker compares with :func:`expect_value`. A typed number is right
+when it agrees with the exact value to :data:`DIGITS` significant digits, the
+precision the notebooks print, unless the exercise states another tolerance in
+its text (a bisection's relative width, or an absolute tolerance for what a
+student's function computes in float64). A value that is close but outside the
+tolerance gets "right method, give more digits", never a hint about the method;
+equivalent forms (a list or an array, any float dtype that holds the value) are
+accepted, and a float32 result that is right to float32 precision gets a hint
+about the form.
 """
 from __future__ import annotations
 
@@ -14,7 +25,8 @@ from typing import Callable, Optional
 import numpy as np
 
 __all__ = ["Exercise", "Wrong", "exercise", "REGISTRY", "KINDS", "NOTEBOOKS",
-           "as_float", "as_int", "as_array", "as_choice", "as_bool", "expect", "call_answer"]
+           "as_float", "as_int", "as_array", "as_choice", "as_bool", "expect", "call_answer",
+           "DIGITS", "NEAR", "digits_tolerance", "expect_value"]
 
 #: what an exercise asks for: code to write, an idea to explain, a statement to prove, a question to explore
 KINDS = ("code", "concept", "proof", "explore")
@@ -182,3 +194,96 @@ def call_answer(fn, *args):
         return fn(*args)
     except Exception as err:  # noqa: BLE001 (a student's function may raise anything)
         raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None
+
+
+# ----------------------------------------------------------------------------- the precision policy
+#: significant digits the notebooks print, and what a typed answer needs unless its exercise says otherwise (open)
+DIGITS = 4
+#: a value within NEAR times the tolerance is "right method, give more digits" (two digits short or better
+#: at DIGITS = 4: a relative error under 1 %) (open)
+NEAR = 20
+
+
+def digits_tolerance(want, digits=DIGITS):
+    """Per-entry tolerance for a typed answer: half a unit in the ``digits``-th significant digit.
+
+    The unit is the entry's own, but never smaller than the largest entry's, so an
+    array printed with a common number of decimals (``[0.4187, 0.0021]``) passes
+    entry by entry. A value rounded to ``digits`` significant digits is always within it.
+    """
+    want = np.abs(np.asarray(want, dtype=float))
+    top = float(want.max()) if want.size else 0.0
+    if top == 0.0:
+        return np.full(want.shape, 0.5 * 10.0 ** (1 - digits))
+
+    def half_unit(v):
+        return 0.5 * 10.0 ** (np.floor(np.log10(v)) - (digits - 1))
+
+    own = half_unit(np.where(want > 0, want, top))
+    return np.maximum(own, half_unit(top)) * (1 + 1e-9)  # (1 + 1e-9): the decimal answer's own binary rounding
+
+
+def expect_value(answer, want, *, what, hint, shape=None, digits=DIGITS, rtol=None, atol=None, wrong=()):
+    """Compare a numeric answer with ``want`` under the precision policy; return it as float or array.
+
+    Parameters
+    ----------
+    answer : object
+        The student's number or array (a list, tuple or array of any float dtype).
+    want : float or array_like
+        The exact value, computed by kmt_ref.
+    what : str
+        What the answer is, for the hints ("the two mean gaps (d = 4, d = 8)").
+    hint : str
+        The hint when the answer is neither right, nor close, nor a known wrong answer.
+    shape : tuple, optional
+        The shape to require (default: ``want``'s shape).
+    digits : int, default DIGITS
+        Significant digits required (see :func:`digits_tolerance`).
+    rtol, atol : float, optional
+        A tolerance the exercise states instead of ``digits``: relative (a bisection's width) or
+        absolute (what a student's function computes in float64).
+    wrong : sequence of (value, hint)
+        Plausible wrong answers, recognized at the same tolerance and given their own hint.
+
+    Raises
+    ------
+    Wrong
+        With "right method, give more digits" when the answer is within NEAR times the tolerance.
+    """
+    want = np.asarray(want, dtype=float)
+    if want.ndim == 0 and shape is None:
+        got = np.asarray(as_float(answer, what))
+    else:
+        got = as_array(answer, want.shape if shape is None else shape, what)
+
+    def tolerance(target):
+        target = np.asarray(target, dtype=float)
+        if atol is not None:
+            return np.full(target.shape, float(atol))
+        if rtol is not None:
+            return rtol * np.abs(target)
+        return digits_tolerance(target, digits)
+
+    tol = tolerance(want)
+    err = np.abs(got - want)
+    if np.all(err <= tol):
+        return float(got) if got.ndim == 0 else got
+    for value, why in wrong:
+        value = np.asarray(value, dtype=float)
+        if value.shape == want.shape and np.all(np.abs(got - value) <= tolerance(value)):
+            raise Wrong(why)
+    low = getattr(answer, "dtype", None)
+    if low is not None and low.kind == "f" and low.itemsize < 8:
+        eps = float(np.finfo(low).eps)
+        if np.all(err <= 8 * eps * max(1.0, float(np.max(np.abs(want))))):
+            raise Wrong(f"right method, but {what} is {low.name}: it holds about {np.finfo(low).precision} digits, "
+                        "and this check needs float64 (compute in float64, or convert with .astype(float))")
+    if np.all(err <= NEAR * tol):
+        if atol is None and rtol is None:
+            raise Wrong(f"right method, give more digits: {what} agrees with the answer to fewer than {digits} "
+                        f"significant digits; give {digits} (as the notebook prints them) or more")
+        need = f"{atol:g}" if atol is not None else f"a relative {rtol:g}"
+        raise Wrong(f"right method, give more digits: {what} is close, but this exercise needs it to {need} "
+                    f"(keep float64 and do not round; off by up to {float(np.max(err)):.2g})")
+    raise Wrong(hint)

@@ -35,7 +35,7 @@ from ..algorithms.lloyd import kmeans_transformer, lloyd, lloyd_layer, lloyd_wei
 from ..core.attention import attention, layer_forward
 from ..core.tokens import projector, run_layers, with_block
 from ..data import toy_data, validation_data
-from ._registry import Wrong, as_array, as_float, as_int, call_answer, exercise, expect
+from ._registry import Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value
 
 __all__ = []
 
@@ -107,7 +107,7 @@ def gamma_star():
 @exercise("01.1", "The tokens before and after one layer", kind="code", difficulty=1, minutes=10,
           objective="write the point and center tokens of Theorem 2.1 and say what one layer leaves in them",
           checks="a function (X, C) -> (Xbar', Cbar') equals layer_forward's output on three inputs "
-                 "(y and flag rows exactly, centers to 1e-12)")
+                 "(y and flag rows exactly, centers to 1e-12 in float64; float32 gets a hint about the dtype)")
 def _c(answer):
     for name, X, C in _cases():
         d, n = X.shape
@@ -128,30 +128,48 @@ def _c(answer):
         expect(np.array_equal(Ca[emb.rows("y")], Cb[emb.rows("y")]),
                f"on {name}: the y rows of the centers are wrong: does the decoder change them?")
         # means of unit-scale points, summed in any order: rounding ~1e-16, so 1e-12 is generous
-        expect(np.allclose(Ca[emb.rows("x")], Cb[emb.rows("x")], rtol=0, atol=1e-12),
-               f"on {name}: the centers after one layer are wrong (which Lloyd step does a layer do?)")
+        expect_value(np.asarray(out[1])[emb.rows("x")], Cb[emb.rows("x")], atol=1e-12,
+                     what=f"the centers on {name}",
+                     hint=f"on {name}: the centers after one layer are wrong (which Lloyd step does a layer do?)")
     return "right: one layer maps [X; 0; 0], [C; I; 1] to Lloyd's state [X; Y'; 0], [C'; I; 1]"
 
 
 # ----------------------------------------------------------------------------- 01.2
-@exercise("01.2", "Why block 1 breaks ties by the lowest index", kind="concept", difficulty=2, minutes=10,
-          objective="explain the hardmax tie rule of block 1 and the averaging hardmax of block 3",
-          checks="the (1, 2) centers after one layer with hardmax_average in block 1 on the tie example, to 1e-12")
-def _c(answer):
-    C = as_array(answer, (1, 2), "the centers after one layer, (d, k)")
+def tie_layer():
+    """One layer on the tie example with the averaging hardmax in block 1: (y of the middle point (2,),
+    block 3's scores of the middle point's token against the two centers (2,), the centers (1, 2))."""
     params, emb = lloyd_weights(1, 2)
     layer = with_block(lloyd_layer(), "1", normalizer="hardmax_average")
-    want = run_layers(X_TIE, params, layer, emb, C0_TIE, 1).centers[1]  # (1, 2)
+    tr = run_layers(X_TIE, params, layer, emb, C0_TIE, 1, record=True)
+    return tr.assignments[:, 1], tr.layers[0].scores["3"][1] + 0.0, tr.centers[1]
+
+
+@exercise("01.2", "Why block 1 breaks ties by the lowest index", kind="concept", difficulty=2, minutes=10,
+          objective="explain the hardmax tie rule of block 1 and the averaging hardmax of block 3",
+          checks="a triple (the middle point's y (2,), block 3's scores of its token against the two centers "
+                 "(2,), the centers after one layer (1, 2)) with hardmax_average in block 1 on the tie example, "
+                 "each to 4 significant digits")
+def _c(answer):
+    expect(isinstance(answer, (tuple, list)) and len(answer) == 3,
+           "answer = (y, scores, centers): the middle point's y, block 3's scores of its token, the new centers")
+    y, scores, C = tie_layer()
+    expect_value(answer[0], y, what="the middle point's y",
+                 wrong=[([1.0, 0.0], "that is the lowest-index hardmax (Lloyd's rule); with the averaging "
+                                     "hardmax, where does the tied point put its weight?")],
+                 hint="not the y block 1 writes for the middle point: its scores against the two centers tie; "
+                      "how does hardmax_average share the weight among tied keys?")
+    expect_value(answer[1], scores, what="block 3's scores of the middle point",
+                 wrong=[([0.0, 0.0], "0 is a member's score (y = e_j); block 3 scores a token by "
+                                     "-||e_j - y||^2: what is that for y = (1/2, 1/2)?")],
+                 hint="not block 3's scores: block 3 scores the middle point's token against center j by "
+                      "-||e_j - y||^2 (print tr.layers[0].scores['3'] with record=True)")
     lloyd_c = lloyd(X_TIE, C0_TIE, 1).centers[1]
-    if np.allclose(C, lloyd_c, atol=1e-12):
-        raise Wrong("those are Lloyd's centers (ties to the lowest index); with the averaging hardmax, "
-                    "what does the middle point write into its y, and how does block 3 score that y?")
-    if np.allclose(C, [[1 / 3, 5 / 3]], atol=1e-12):
-        raise Wrong("that counts the middle point half in each cluster (a weighted mean); "
-                    "block 3 at gamma = inf is a hardmax: which keys reach the maximum score?")
-    # exact small numbers (0 and 2): 1e-12 only forgives a student's own rounding
-    expect(np.allclose(C, want, rtol=0, atol=1e-12),
-           "not the centers this layer produces: run it with with_block(lloyd_layer(), '1', normalizer=...)")
+    expect_value(answer[2], C, what="the centers after one layer",
+                 wrong=[(lloyd_c, "those are Lloyd's centers (ties to the lowest index); your y and scores are "
+                                  "right: which keys reach block 3's maximum score for each center?"),
+                        ([[1 / 3, 5 / 3]], "that counts the middle point half in each cluster (a weighted mean); "
+                                           "block 3 at gamma = inf is a hardmax: which keys reach the maximum score?")],
+                 hint="not the centers this layer produces: run it with with_block(lloyd_layer(), '1', normalizer=...)")
     return "right: the tied point writes (1/2, 1/2), scores -1/2 against both centers, and is in neither mean"
 
 

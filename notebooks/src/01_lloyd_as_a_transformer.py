@@ -412,7 +412,9 @@ check("01.1", answer)
 # `with_block(lloyd_layer(), "1", normalizer="hardmax_average")` and run **one** layer with
 # `run_layers` (weights from `lloyd_weights(1, 2)`). *First predict, then run:* what does the middle
 # point write into its $y$, what score does block 3 give it against each center, and where do the
-# centers go? `answer` is the centers after one layer, an array of shape `(1, 2)`. Then, in a few
+# centers go? `answer` is a triple `(y, scores, centers)`: the middle point's $y$ after block 1
+# (shape `(2,)`), block 3's scores of the middle point's token against the two centers (shape
+# `(2,)`), and the centers after one layer (shape `(1, 2)`), each to 4 significant digits. Then, in a few
 # sentences: why does `kmt_ref.lloyd` disagree, and why must block 3 nevertheless keep the averaging
 # hardmax?
 
@@ -425,7 +427,7 @@ tr_tie = run_layers(X_tie, params_tie, layer_avg, emb_tie, C0_tie, 1, record=Tru
 print("Y after one layer:\n", tr_tie.assignments)                         # the middle column is (1/2, 1/2)
 print("block 3 scores (keys: 3 points, 2 centers; queries: 2 centers):\n", tr_tie.layers[0].scores["3"] + 0.0)
 print("centers:", tr_tie.centers[1], "| Lloyd:", lloyd(X_tie, C0_tie, 1).centers[1])
-answer = tr_tie.centers[1]                                                 # (1, 2)
+answer = (tr_tie.assignments[:, 1], tr_tie.layers[0].scores["3"][1] + 0.0, tr_tie.centers[1])  # (2,), (2,), (1, 2)
 ### END SOLUTION
 
 # %%

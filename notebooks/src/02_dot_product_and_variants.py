@@ -457,7 +457,8 @@ from kmt_ref.exercises import check, report
 # and read each point's label from the `y` rows of the new point tokens (argmax).
 #
 # `answer`: the indices of the points whose label differs from their nearest center in `C`
-# (a list or 1-D array of ints, any order; empty if none).
+# (a list or 1-D array of ints, any order; empty if none), or a boolean mask over the 24 points.
+# The answer is exact: labels are integers.
 
 # %%
 ### BEGIN SOLUTION
@@ -555,7 +556,8 @@ check("02.3", answer)
 # center go, and why? Then state for which offsets $a$ the circuit equals Lloyd's algorithm (with
 # "keep") on every input, and what goes wrong at the ends of that range.
 #
-# `answer`: the empty cluster's center after one layer, an array of shape (2,).
+# `answer`: the empty cluster's center after one layer, an array of shape (2,), to 4 significant
+# digits (as the notebook prints it).
 
 # %%
 ### BEGIN SOLUTION
@@ -619,13 +621,14 @@ check("02.5", answer)
 # ### Exercise 02.6
 #
 # The right panel of the distance figure shows that, near a fixed point, all centers sit on the data
-# mean $m$ for small β and split at some $\beta_c$. Derive $\beta_c$: write $c_j = m + \delta_j$,
-# expand the soft k-means update to first order in the $\delta_j$, and find when the merged state
+# mean $m$ for small β and split at some $\beta_c$. Derive $\beta_c$: write $c_j = m + u_j$,
+# expand the soft k-means update to first order in the $u_j$, and find when the merged state
 # stops being stable. Express $\beta_c$ through the data covariance $\Sigma = \frac1n\sum_i (x_i -
 # m)(x_i - m)^\top$, compute it for the toy data, and check it with `soft_kmeans` (1000 steps) a few
-# per cent below and above.
+# per cent below and above. (Here $u_j$ is a small displacement and $s_{\max}$ below is the
+# largest eigenvalue of $\Sigma$.)
 #
-# `answer`: $\beta_c$ for the toy data, a float.
+# `answer`: $\beta_c$ for the toy data, a float, to 4 significant digits (as the notebook prints it).
 
 # %%
 ### BEGIN SOLUTION
@@ -644,24 +647,24 @@ check("02.6", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# Let $\tilde x_i = x_i - m$ (so $\sum_i \tilde x_i = 0$) and $c_j = m + \delta_j$. Then
-# $-\beta\|x_i - c_j\|^2 = -\beta\|\tilde x_i\|^2 + 2\beta\,\tilde x_i\cdot\delta_j - \beta\|\delta_j\|^2$.
+# Let $\tilde x_i = x_i - m$ (so $\sum_i \tilde x_i = 0$) and $c_j = m + u_j$. Then
+# $-\beta\|x_i - c_j\|^2 = -\beta\|\tilde x_i\|^2 + 2\beta\,\tilde x_i\cdotu_j - \beta\|u_j\|^2$.
 # The first term is the same for every $j$ and cancels in the softmax; the last is second order. So,
-# to first order, with $\bar\delta = \frac1k\sum_l\delta_l$,
-# $$r_{ij} = \frac{e^{2\beta\tilde x_i\cdot\delta_j}}{\sum_l e^{2\beta\tilde x_i\cdot\delta_l}}
-#   \approx \frac1k\bigl(1 + 2\beta\,\tilde x_i\cdot(\delta_j - \bar\delta)\bigr).$$
+# to first order, with $\bar u = \frac1k\sum_lu_l$,
+# $$r_{ij} = \frac{e^{2\beta\tilde x_i\cdotu_j}}{\sum_l e^{2\beta\tilde x_i\cdotu_l}}
+#   \approx \frac1k\bigl(1 + 2\beta\,\tilde x_i\cdot(u_j - \bar u)\bigr).$$
 # Then $\sum_i r_{ij} \approx n/k$ (the linear term sums to 0) and
-# $\sum_i r_{ij}\,x_i \approx \frac1k\bigl(n\,m + 2\beta\sum_i \tilde x_i\tilde x_i^\top(\delta_j - \bar\delta)\bigr)$,
+# $\sum_i r_{ij}\,x_i \approx \frac1k\bigl(n\,m + 2\beta\sum_i \tilde x_i\tilde x_i^\top(u_j - \bar u)\bigr)$,
 # so
-# $$c_j' \approx m + 2\beta\,\Sigma\,(\delta_j - \bar\delta), \qquad \delta_j' - \bar\delta' = 2\beta\,\Sigma\,(\delta_j - \bar\delta).$$
-# The common part $\bar\delta$ disappears in one step; the differences between centers are multiplied
+# $$c_j' \approx m + 2\beta\,\Sigma\,(u_j - \bar u), \qquad u_j' - \bar u' = 2\beta\,\Sigma\,(u_j - \bar u).$$
+# The common part $\bar u$ disappears in one step; the differences between centers are multiplied
 # by $2\beta\Sigma$ at every step. They shrink to 0 (the merged state is stable) when every eigenvalue
 # of $2\beta\Sigma$ is below 1, and a difference along the top eigenvector grows as soon as
-# $2\beta\lambda_{\max} > 1$:
-# $$\beta_c = \frac{1}{2\lambda_{\max}(\Sigma)} \approx 3.460 \text{ on the toy data}
-#   \quad(\lambda_{\max} = 0.1445).$$
+# $2\betas_{\max} > 1$:
+# $$\beta_c = \frac{1}{2s_{\max}(\Sigma)} \approx 3.460 \text{ on the toy data}
+#   \quad(s_{\max} = 0.1445).$$
 # Measured: at $0.95\,\beta_c$ the spread after 1000 steps is ~1e-16, at $1.05\,\beta_c$ it is 0.32.
-# Near $\beta_c$ the factor $2\beta\lambda_{\max}$ is close to 1 and convergence is slow (at
+# Near $\beta_c$ the factor $2\betas_{\max}$ is close to 1 and convergence is slow (at
 # $0.98\,\beta_c$, 300 steps still leave a spread of 0.08): "critical slowing down". This is the first
 # phase transition of deterministic annealing (Rose, Gurewitz and Fox, 1990). The second split, at
 # β ≈ 5.5 in the figure, is a transition of the two-center state, not of the merged one.

@@ -107,7 +107,7 @@ def _n_one_hot(X, C, gamma):
     return int(np.sum(gamma * gap > 745.1332191019412))
 
 
-RIGHT = {"01.1": _tokens, "01.2": [[0.0, 2.0]], "01.4": _flagless, "01.5": _soft_means, "01.6": _reset,
+RIGHT = {"01.1": _tokens, "01.2": ([0.5, 0.5], [-0.5, -0.5], [[0.0, 2.0]]), "01.4": _flagless, "01.5": _soft_means, "01.6": _reset,
          "01.7": 599.7, "01.8": _n_one_hot}
 
 
@@ -130,7 +130,7 @@ def test_gamma_star_tolerance():
 
 
 def test_hints_do_not_state_the_answer(capsys):
-    for id, answer in [("01.7", 100.0), ("01.7", 1000.0), ("01.7", 5.9e6), ("01.2", [[0.5, 2.0]])]:
+    for id, answer in [("01.7", 100.0), ("01.7", 1000.0), ("01.7", 5.9e6), ("01.2", ([1.0, 0.0], [0.0, -2.0], [[0.5, 2.0]]))]:
         assert not check(id, answer)
     out = capsys.readouterr().out
     for secret in ("599", "600", "[[0", "0, 2"):
@@ -141,3 +141,20 @@ def test_a_function_that_raises_gives_a_hint(capsys):
     assert not check("01.4", lambda X, C: 1 / 0)
     assert "ZeroDivisionError" in capsys.readouterr().out
     assert not check("01.5", "not a function")
+
+
+def test_01_2_nothing_happens_is_not_enough(capsys):
+    """The centers stay C0, so the answer asks for the y and the block-3 scores that explain why."""
+    assert not check("01.2", [[0.0, 2.0]])
+    assert not check("01.2", ([1.0, 0.0], [0.0, -2.0], [[0.0, 2.0]]))
+    assert check("01.2", ([0.5, 0.5], [-0.5, -0.5], np.array([[0.0, 2.0]], dtype=np.float32)), quiet=True)
+    assert check("01.2", (np.array([0.5, 0.5]), (-0.5, -0.5), [[0, 2]]), quiet=True)
+
+
+def test_01_1_float32_centres_get_a_hint_about_the_dtype(capsys):
+    def float32_tokens(X, C):
+        Xb, Cb = _tokens(X, C)
+        return Xb, np.asarray(Cb, dtype=np.float32)
+    assert not check("01.1", float32_tokens)
+    out = capsys.readouterr().out
+    assert "float32" in out and "right method" in out and "Lloyd step" not in out

@@ -126,3 +126,30 @@ def test_02_8_premise_the_direction_depends_on_the_order():
     b = spherical_kmeans(U[:, [0, 2, 1]], U[:, :1], 1).centers[1][:, 0]
     assert np.isclose(np.linalg.norm(a), 1.0) and np.isclose(np.linalg.norm(b), 1.0)
     assert np.degrees(np.arccos(np.clip(a @ b, -1, 1))) > 5  # 116.6 vs 122.0 degrees
+
+
+def test_02_1_accepts_a_boolean_mask(capsys):
+    mask = np.zeros(24, bool)
+    mask[[4, 8, 10, 11, 16, 21, 22, 23]] = True
+    assert check("02.1", mask, quiet=True)
+    assert check("02.1", [4, 8, 10, 11, 16, 21, 22, 23], quiet=True)
+    assert not check("02.1", mask[:-1])
+    assert "mask" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("id, exact, printed", [
+    ("02.4", nb02._empty_center_after_one_layer(1.5), [0.4187, 0.4519]),
+    ("02.6", nb02.critical_beta(), 3.46),
+    ("02.6", nb02.critical_beta(), 3.460),
+    ("02.6", nb02.critical_beta(), 3.4600),
+])
+def test_printed_precision_passes(id, exact, printed):
+    assert check(id, exact, quiet=True)
+    assert check(id, printed, quiet=True)
+
+
+@pytest.mark.parametrize("id, close", [("02.4", [0.419, 0.452]), ("02.6", 3.47)])
+def test_too_few_digits_say_right_method(id, close, capsys):
+    assert not check(id, close)
+    out = capsys.readouterr().out
+    assert "right method, give more digits" in out and "tie" not in out

@@ -65,9 +65,14 @@ def _block2_weights(X, gamma, axis=0):
 
 WRONG = {
     "01.1": [_tokens_without_flag, _tokens_not_updated, _tokens_flag_everywhere, lambda X, C: X],
-    "01.2": [[[0.5, 2.0]],                   # Lloyd's centers: ties to the lowest index
-             [[1 / 3, 5 / 3]],               # the middle point counted half in each cluster
-             [0.0, 2.0],                     # the right numbers, but shape (k,) instead of (d, k)
+    "01.2": [([0.5, 0.5], [-0.5, -0.5], [[0.0, 2.0]])[:2],       # the centers left out
+             ([1.0, 0.0], [0.0, -2.0], [[0.5, 2.0]]),               # Lloyd's tie rule throughout
+             ([0.5, 0.5], [0.0, 0.0], [[0.0, 2.0]]),                # the tied point scored like a member
+             ([0.5, 0.5], [-0.5, -0.5], [[0.5, 2.0]]),              # right y and scores, Lloyd's centers
+             ([0.5, 0.5], [-0.5, -0.5], [[1 / 3, 5 / 3]]),          # the middle point half in each mean
+             ([0.5, 0.5], [-0.5, -0.5], [0.0, 2.0]),                # centers of shape (k,) instead of (d, k)
+             ([0.5, 0.5], [-0.25, -0.25], [[0.0, 2.0]]),            # -||e_j - y|| / 2 instead of -||e_j - y||^2
+             [[0.0, 2.0]],                                          # "nothing happens": only the centers
              "[[0, 2]]"],
     "01.4": [_lloyd_means, _flagless_without_plus_one, _flagless_half_half],
     "01.5": [_lloyd_means, _soft_means_wrong_axis, _soft_means_unnormalized],
