@@ -1,10 +1,10 @@
-"""Exercises for the four notebooks, as data, with checkers that can fail.
+"""Exercises for the five notebooks, as data, with checkers that can fail.
 
 In a notebook::
 
     from kmt_ref.exercises import check
     answer = ...                 # the student's answer
-    check("01.3", answer)        # True or False, and one line of feedback
+    check("01.1", answer)        # True or False, and one line of feedback
 
 ``answer = None`` means "not attempted yet": ``check`` returns False and raises
 nothing. The feedback helps without giving the answer away. Each notebook ends
@@ -12,7 +12,7 @@ with :func:`report`, which prints ``exercises: P/N passed`` over its checked
 exercises. :data:`EXERCISES` maps every id to its :class:`Exercise` record (kind,
 difficulty, minutes, learning objective, whether it is checked); the table in
 ``docs/TEACHING.md`` is :func:`table`'s output. The checkers live in ``nb01`` to
-``nb04``, one module per notebook; the model answers are in
+``nb05``, one module per notebook; the model answers are in
 ``notebooks/solutions/``.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from ._registry import KINDS, NOTEBOOKS, REGISTRY, Exercise, Wrong
 
 __all__ = ["EXERCISES", "Exercise", "KINDS", "NOTEBOOKS", "check", "report", "table", "Wrong"]
 
-#: id ("01.3") -> Exercise, in notebook order
+#: id ("01.1") -> Exercise, in notebook order
 EXERCISES = REGISTRY
 
 #: id -> result of the latest check in this session (what report() counts)
@@ -41,7 +41,7 @@ def check(id, answer, *, quiet=False):
     Parameters
     ----------
     id : str
-        The exercise, e.g. ``"01.3"``.
+        The exercise, e.g. ``"01.1"``.
     answer : object
         What the exercise asks for; None means "not attempted yet".
     quiet : bool, default False
@@ -77,7 +77,7 @@ def check(id, answer, *, quiet=False):
 
 
 def report(notebook):
-    """Print and return ``(passed, total)`` over the checked exercises of a notebook ("01" ... "04")."""
+    """Print and return ``(passed, total)`` over the checked exercises of a notebook ("01" ... "05")."""
     if notebook not in NOTEBOOKS:
         raise ValueError(f"notebook={notebook!r} is not one of {list(NOTEBOOKS)}")
     ids = [i for i, ex in EXERCISES.items() if i.startswith(notebook + ".") and ex.checked]

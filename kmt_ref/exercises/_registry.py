@@ -199,9 +199,9 @@ def call_answer(fn, *args):
 # ----------------------------------------------------------------------------- the precision policy
 #: significant digits the notebooks print, and what a typed answer needs unless its exercise says otherwise (open)
 DIGITS = 4
-#: a value within NEAR times the tolerance is "right method, give more digits" (two digits short or better
-#: at DIGITS = 4: a relative error under 1 %) (open)
-NEAR = 20
+#: a typed value right to NEAR significant digits (but not DIGITS) is "right method, give more digits";
+#: under a stated rtol or atol, a value within 20 times it is (open)
+NEAR = 2
 
 
 def digits_tolerance(want, digits=DIGITS):
@@ -249,7 +249,8 @@ def expect_value(answer, want, *, what, hint, shape=None, digits=DIGITS, rtol=No
     Raises
     ------
     Wrong
-        With "right method, give more digits" when the answer is within NEAR times the tolerance.
+        With "right method, give more digits" when the answer is right to NEAR significant digits
+        (or within 20 times a stated rtol or atol).
     """
     want = np.asarray(want, dtype=float)
     if want.ndim == 0 and shape is None:
@@ -279,7 +280,8 @@ def expect_value(answer, want, *, what, hint, shape=None, digits=DIGITS, rtol=No
         if np.all(err <= 8 * eps * max(1.0, float(np.max(np.abs(want))))):
             raise Wrong(f"right method, but {what} is {low.name}: it holds about {np.finfo(low).precision} digits, "
                         "and this check needs float64 (compute in float64, or convert with .astype(float))")
-    if np.all(err <= NEAR * tol):
+    near = digits_tolerance(want, min(NEAR, digits)) if atol is None and rtol is None else 20 * tol
+    if np.all(err <= near):
         if atol is None and rtol is None:
             raise Wrong(f"right method, give more digits: {what} agrees with the answer to fewer than {digits} "
                         f"significant digits; give {digits} (as the notebook prints them) or more")

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._registry import Wrong, as_array, as_float, exercise, expect
+from ._registry import Wrong, as_array, as_float, exercise, expect, expect_value
 
 #: the notebook's seed and parameters (notebooks/src/03_sparse_and_sampling_variants.py)
 SEED = 4
@@ -217,17 +217,15 @@ def robust_outlier_gamma():
 def _c035(answer):
     value = as_float(answer, "gamma as a number")
     target = robust_outlier_gamma()
-    if _close(value, target, BISECTION_RTOL):
-        return f"right: gamma = {target:.4g}, about {target / 0.01:.1f} times the authors' default 0.01"
-    if _close(value, 0.01, 1e-9):
-        raise Wrong("at the authors' default every outlier still has a nonzero weight: print block 3's weights "
-                    "of the outliers in layer 1")
-    if _close(value, target / np.sqrt(2), BISECTION_RTOL):
-        raise Wrong("the robust score is -gamma ||x_i - c_j||^2 / sqrt(d): did you leave out the sqrt(d)?")
-    if value < target:
-        raise Wrong(f"at gamma = {value:g} some outlier still has a nonzero weight at the first step: which "
-                    "outlier is the last to go?")
-    raise Wrong(f"at gamma = {value:g} every outlier has weight 0, but also at smaller gamma: find the smallest")
+    expect_value(value, target, rtol=BISECTION_RTOL, what="gamma",
+                 wrong=[(0.01, "at the authors' default every outlier still has a nonzero weight: print block 3's "
+                               "weights of the outliers in layer 1"),
+                        (target / np.sqrt(2), "the robust score is -gamma ||x_i - c_j||^2 / sqrt(d): did you leave "
+                                              "out the sqrt(d)?")],
+                 hint=(f"at gamma = {value:g} some outlier still has a nonzero weight at the first step: which "
+                       "outlier is the last to go?") if value < target else
+                      f"at gamma = {value:g} every outlier has weight 0, but also at smaller gamma: find the smallest")
+    return f"right: gamma = {target:.4g}, about {target / 0.01:.1f} times the authors' default 0.01"
 
 
 # ----------------------------------------------------------------------------- 03.6 (graded by reading)
@@ -260,26 +258,26 @@ def medoid_outlier_probability():
           objective="Turn the Gumbel sampler into the distribution it samples (softmax over the members, around "
                     "the member mean, independently per center) and compute an event's probability exactly",
           checks="P(some center becomes an outlier at the first step, γ = 2, the notebook's data), "
-                 "relative error 1e-6 (a float64 computation)")
+                 "to 4 significant digits (an estimate from draws is not)")
 def _c037(answer):
     value = as_float(answer, "a probability")
     expect(0.0 <= value <= 1.0, "a probability lies in [0, 1]")
     target = medoid_outlier_probability()
-    if _close(value, target, 1e-6):
-        return f"right: {target:.4g}; the sampling check of the solutions agrees within its 4-sigma band"
-    if _close(value, float(np.sum(_outlier_probabilities())), 1e-6):
-        raise Wrong("the centers are drawn independently: P(at least one) is not the sum of the per-center "
-                    "probabilities")
-    if _close(value, float(1.0 - np.prod(1.0 - _outlier_probabilities(use_mean=False))), 1e-6):
-        raise Wrong("the sampling scores are -gamma ||x_i - mu_j||^2 around the member mean mu_j, not around "
-                    "the center c_j")
-    if any(p_j > 0 and _close(value, p_j, 1e-6) for p_j in _outlier_probabilities()):
-        raise Wrong("that is one center's probability; the question asks for at least one of the three centers")
-    if _close(value, target, 0.15):  # 200,000 draws estimate it to about 3 % (one sigma): within 15 %
-        raise Wrong("close, but not exact: an estimate from draws is not enough here; compute the probability "
-                    "from the distribution the sampler draws from")
-    raise Wrong("not that: for each center, which members can it become, with which probabilities, and which of "
-                "them are outliers?")
+    p = _outlier_probabilities()
+    estimate = ("an estimate from draws is not enough here (200,000 draws give about 3 %); compute the "
+                "probability from the distribution the sampler draws from")
+    expect_value(value, target, what="the probability",
+                 wrong=[(float(np.sum(p)), "the centers are drawn independently: P(at least one) is not the sum of "
+                                           "the per-center probabilities"),
+                        (float(1.0 - np.prod(1.0 - _outlier_probabilities(use_mean=False))),
+                         "the sampling scores are -gamma ||x_i - mu_j||^2 around the member mean mu_j, not around "
+                         "the center c_j")] +
+                       [(p_j, "that is one center's probability; the question asks for at least one of the three "
+                              "centers") for p_j in p if p_j > 0],
+                 hint=estimate if abs(value - target) <= 0.15 * target else
+                      "not that: for each center, which members can it become, with which probabilities, and which "
+                      "of them are outliers?")
+    return f"right: {target:.4g}; the sampling check of the solutions agrees within its 4-sigma band"
 
 
 # ----------------------------------------------------------------------------- 03.8 (graded by reading)

@@ -7,10 +7,11 @@ second each), from the same seeded tasks the notebook uses: :func:`ex_tasks`,
 d = 4 and d = 8. The soft layers run in float64 here; the notebook's float32
 runs agree to 1e-7 (measured: largest per-task difference 8.5e-8 over the
 six alphas and both d; the one-step losses of 04.4 to 2.5e-6, relative
-1.7e-7), so the tolerances below (1e-4 on means of logs, relative 1e-5 on the
-losses) are about 60 to 1,000 times the float32 noise and far below the
+1.7e-7), so the tolerance of the precision policy (4 significant digits, at
+least 5e-5 on these values) is far above the float32 noise and below the
 differences a wrong answer makes (0.01 or more, measured on the wrong answers
-of tests/exercises/wrong_nb04.py).
+of tests/exercises/wrong_nb04.py). The exercises call the scale factor of Q
+and K "s" (alpha is the normmax exponent elsewhere in the course).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import functools
 
 import numpy as np
 
-from ._registry import Wrong, as_array, exercise, expect
+from ._registry import Wrong, as_array, exercise, expect, expect_value
 
 #: the exercises' tasks: (count, n, k) of the small configuration's distribution, at these d
 EX_COUNT, EX_N, EX_K, EX_DIMS = 32, 64, 3, (4, 8)
@@ -28,8 +29,6 @@ EX_STARTS = 8
 EX_ALPHAS = (1, 2, 3, 5, 10, 100)
 #: a task counts as "stuck" (04.5) when another start ends lower by more than this (log objective)
 STUCK = 1e-6
-#: tolerance on means of log objectives (float32 noise: 8.5e-8, measured; see the module docstring)
-TOL = 1e-4
 
 
 def ex_tasks(d):
@@ -40,7 +39,7 @@ def ex_tasks(d):
 
 
 def soft_lloyd_params(d, k, alpha):
-    """Theorem 2.1's hand-set weights in the trainable model's layout, Q and K scaled by alpha, zero biases."""
+    """Theorem 2.1's hand-set weights in the trainable model's layout, Q and K times alpha (the exercises' s), no bias."""
     from ..algorithms.lloyd import lloyd_weights
 
     W, _ = lloyd_weights(d, k, "linear")
@@ -63,7 +62,7 @@ def _starts(d):
 
 @functools.lru_cache(maxsize=None)
 def _soft(d, alpha):
-    """The alpha-scaled hand-set layer's log objective per task: t = 0 and after 20 steps, (2, 32)."""
+    """The s-scaled hand-set layer's log objective per task: t = 0 and after 20 steps, (2, 32)."""
     from ..learning import run_model
 
     X, C0 = ex_tasks(d)
@@ -85,7 +84,7 @@ def _soft_gain(d, alpha=3):
           objective="read the task distribution through Lloyd's local minima: how much a better start would gain, "
                     "at d = 4 and at d = 8",
           checks="the mean over the 32 tasks of log J(Lloyd from C0) - min over 8 starts, at d = 4 and d = 8, "
-                 "recomputed with lloyd_batch (to 1e-4)")
+                 "recomputed with lloyd_batch (to 4 significant digits)")
 def _c041(answer):
     a = as_array(answer, (2,), "an array of 2 mean gaps (d = 4, d = 8)")
     want = np.array([_gap(d).mean() for d in EX_DIMS])
@@ -93,15 +92,14 @@ def _c041(answer):
     expect(np.all(a >= 0), "a gap is never negative: the 8 starts include C0 itself (r = 0)")
     expect(np.all(a > 0), "a gap of 0 everywhere: did you compare each start with itself? Take the minimum "
                           "over the 8 starts of each task, then subtract it from the r = 0 value")
-    if np.allclose(a, stuck, atol=1e-3):
-        raise Wrong("that is the share of tasks where another start ends lower; the exercise asks for the mean gap "
-                    "in log objective")
-    if np.allclose(a, want[::-1], atol=TOL):
-        raise Wrong("right numbers, wrong order: d = 4 first, then d = 8")
-    expect(np.allclose(a, want, atol=TOL),
-           "not the mean gaps: per task take log J after 20 iterations from each of the 8 starts (natural log of the "
-           "objective, the last column of lloyd_batch), subtract the minimum from the r = 0 value, then average")
-    return (f"right: Lloyd from a random start leaves {want[0]:.3f} (d = 4) and {want[1]:.3f} (d = 8) on the table, "
+    expect_value(a, want, what="the two mean gaps",
+                 wrong=[(stuck, "that is the share of tasks where another start ends lower; the exercise asks for "
+                                "the mean gap in log objective"),
+                        (want[::-1], "right numbers, wrong order: d = 4 first, then d = 8")],
+                 hint="not the mean gaps: per task take log J after 20 iterations from each of the 8 starts (natural "
+                      "log of the objective, the last column of lloyd_batch), subtract the minimum from the r = 0 "
+                      "value, then average")
+    return (f"right: Lloyd from a random start leaves {want[0]:.4g} (d = 4) and {want[1]:.4g} (d = 8) on the table, "
             f"in {stuck[0]:.0%} and {stuck[1]:.0%} of the tasks; this is the prize a better algorithm can win")
 
 
@@ -112,28 +110,28 @@ exercise("04.2", "The loss is an upper bound", kind="proof", difficulty=2, minut
 
 
 # ----------------------------------------------------------------------------- 04.3
-@exercise("04.3", "A soft Lloyd: scale Q and K", kind="code", difficulty=2, minutes=15,
+@exercise("04.3", "A soft Lloyd: scale Q and K by s", kind="code", difficulty=2, minutes=15,
           objective="put the hand-set weights into the trainable model and see that a finite temperature "
-                    "(alpha^2) can end below Lloyd, while alpha -> infinity is Lloyd",
-          checks="mean final log objective of the alpha-scaled hand-set layer (Q, K only) on the 32 tasks at d = 8, "
-                 "for alpha = 1, 2, 3, 5, 10, 100, recomputed in float64 (to 1e-4)")
+                    "(s^2) can end below Lloyd, while s -> infinity is Lloyd",
+          checks="mean final log objective of the s-scaled hand-set layer (Q, K only) on the 32 tasks at d = 8, "
+                 "for s = 1, 2, 3, 5, 10, 100, recomputed in float64 (to 4 significant digits)")
 def _c043(answer):
-    a = as_array(answer, (len(EX_ALPHAS),), f"an array of {len(EX_ALPHAS)} mean log objectives (alpha = 1 ... 100)")
+    a = as_array(answer, (len(EX_ALPHAS),), f"an array of {len(EX_ALPHAS)} mean log objectives (s = 1 ... 100)")
     want = np.array([_soft(8, alpha)[1].mean() for alpha in EX_ALPHAS])
     lloyd_mean, start_mean = _starts(8)[:, 0].mean(), _soft(8, 1)[0].mean()
     if np.any(a > 10):
         raise Wrong("some entries are huge (log objective > 10): did you scale V too? The values V writes must stay "
                     "as they are (V1 writes e_j, V3 the mean of the members, V4 removes the old center)")
     if np.allclose(a, lloyd_mean, atol=1e-3):
-        raise Wrong("every alpha gives Lloyd's result: is alpha applied? Scale the Q and K of all four blocks")
-    expect(np.allclose(a, want, atol=TOL),
-           "not yet: Q1, K1, ..., Q4, K4 times alpha, V1 ... V4 as lloyd_weights(8, 3, 'linear') gives them, every "
-           "bias (bQ1 ... bV4) zero, run_model(params, X, C0, 20) on TASKS[8], mean of log(objective[:, -1]); "
-           "at alpha = 100 the result should be Lloyd's to within 0.001")
+        raise Wrong("every s gives Lloyd's result: is s applied? Scale the Q and K of all four blocks")
+    expect_value(a, want, what="the six mean log objectives",
+                 hint="Q1, K1, ..., Q4, K4 times s, V1 ... V4 as lloyd_weights(8, 3, 'linear') gives them, every "
+                      "bias (bQ1 ... bV4) zero, run_model(params, X, C0, 20) on TASKS[8], mean of "
+                      "log(objective[:, -1]); at s = 100 the result should be Lloyd's to within 0.001")
     best = EX_ALPHAS[int(np.argmin(want))]
     above = [str(alpha) for alpha, v in zip(EX_ALPHAS, want) if v > start_mean]
-    return (f"right: alpha = {best} ends lowest, {lloyd_mean - want.min():.3f} below Lloyd ({lloyd_mean:.3f}); "
-            f"alpha = {' and '.join(above)} end above the start ({start_mean:.3f}); alpha = 100 is Lloyd")
+    return (f"right: s = {best} ends lowest, {lloyd_mean - want.min():.3f} below Lloyd ({lloyd_mean:.3f}); "
+            f"s = {' and '.join(above)} end above the start ({start_mean:.3f}); s = 100 is Lloyd")
 
 
 # ----------------------------------------------------------------------------- 04.4
@@ -150,70 +148,72 @@ def _one_step_loss(alpha):
 @exercise("04.4", "Trained on one step, judged on twenty", kind="code", difficulty=2, minutes=10,
           objective="see that the training loss (one application of the layer) and the evaluation (20 re-embedded "
                     "steps) need not prefer the same layer",
-          checks="mean training loss (lambda = 10) after one application of the alpha layers of 04.3 on the 32 "
-                 "tasks at d = 8, recomputed in float64 (relative 1e-5)")
+          checks="mean training loss (lambda = 10) after one application of the s layers of 04.3 on the 32 "
+                 "tasks at d = 8, recomputed in float64 (to 4 significant digits)")
 def _c044(answer):
     from ..learning import soft_kmeans_loss
 
-    a = as_array(answer, (len(EX_ALPHAS),), f"an array of {len(EX_ALPHAS)} mean losses (alpha = 1 ... 100)")
+    a = as_array(answer, (len(EX_ALPHAS),), f"an array of {len(EX_ALPHAS)} mean losses (s = 1 ... 100)")
     want = np.array([_one_step_loss(alpha) for alpha in EX_ALPHAS])
     X, C0 = ex_tasks(8)
     if np.allclose(a, soft_kmeans_loss(X, C0, 10.0).mean(), rtol=1e-3):
-        raise Wrong("that is the loss at the start C0 for every alpha: apply the layer once first "
+        raise Wrong("that is the loss at the start C0 for every s: apply the layer once first "
                     "(run_model(params, X, C0, 1) returns the centers after one step in centers[1])")
     if np.all(a < 5):
         raise Wrong("these look like log objectives: the exercise asks for the training loss itself, "
                     "soft_kmeans_loss(X, C1, 10.0), averaged over the tasks")
-    expect(np.allclose(a, want, rtol=1e-5, atol=0),
-           "not yet: for each alpha, C1 = run_model(params, X, C0, 1)[1][1] (centers after one step, shape "
-           "(32, 8, 3)), then soft_kmeans_loss(X, C1, 10.0).mean() on TASKS[8] (lambda = 10, the training value)")
+    expect_value(a, want, what="the six mean losses",
+                 hint="for each s, C1 = run_model(params, X, C0, 1)[1][1] (centers after one step, shape "
+                      "(32, 8, 3)), then soft_kmeans_loss(X, C1, 10.0).mean() on TASKS[8] (lambda = 10, the "
+                      "training value)")
     best = EX_ALPHAS[int(np.argmin(want))]
-    return (f"right: after one step the loss prefers alpha = {best} ({want.min():.2f}); alpha = 3, the best after "
+    return (f"right: after one step the loss prefers s = {best} ({want.min():.2f}); s = 3, the best after "
             f"20 steps (04.3), has a one-step loss of {want[EX_ALPHAS.index(3)]:.2f}")
 
 
 # ----------------------------------------------------------------------------- 04.5
 @exercise("04.5", "Where does the soft layer win?", kind="code", difficulty=2, minutes=10,
           objective="locate a gain over Lloyd: on the tasks where Lloyd is stuck in a worse local minimum",
-          checks="mean of log J(soft, alpha = 3; 04.3) - log J(Lloyd) over the stuck tasks and over the others "
-                 "at d = 8, recomputed (to 1e-4)")
+          checks="mean of log J(soft, s = 3; 04.3) - log J(Lloyd) over the stuck tasks and over the others "
+                 "at d = 8, recomputed (to 4 significant digits)")
 def _c045(answer):
     a = as_array(answer, (2,), "an array of 2 mean differences (stuck tasks, other tasks)")
     g, stuck = _soft_gain(8), _gap(8) > STUCK
     want = np.array([g[stuck].mean(), g[~stuck].mean()])
-    if np.allclose(a, -want, atol=TOL):
-        raise Wrong("sign: the difference is log J(soft) - log J(Lloyd), negative where the soft layer ends lower")
-    if np.allclose(a, want[::-1], atol=TOL):
-        raise Wrong("order: the stuck tasks first, then the others")
-    if np.allclose(a, [g.mean(), g.mean()], atol=TOL):
-        raise Wrong("both entries are the mean over all 32 tasks: split them with the stuck mask of 04.1 "
-                    "(gap > 1e-6)")
-    expect(np.allclose(a, want, atol=TOL),
-           "not yet: stuck = (gap of 04.1 at d = 8) > 1e-6; difference per task = log J after 20 steps of the "
-           "alpha = 3 layer minus Lloyd's from C0; average it over the stuck tasks and over the others")
-    return (f"right: {want[0]:+.3f} on the {stuck.sum()} stuck tasks, {want[1]:+.3f} on the other "
+    expect_value(a, want, what="the two mean differences",
+                 wrong=[(-want, "sign: the difference is log J(soft) - log J(Lloyd), negative where the soft layer "
+                                "ends lower"),
+                        (want[::-1], "order: the stuck tasks first, then the others"),
+                        ([g.mean(), g.mean()], "both entries are the mean over all 32 tasks: split them with the "
+                                               "stuck mask of 04.1 (gap > 1e-6)")],
+                 hint="stuck = (gap of 04.1 at d = 8) > 1e-6; difference per task = log J after 20 steps of the "
+                      "s = 3 layer minus Lloyd's from C0; average it over the stuck tasks and over the others")
+    return (f"right: {want[0]:+.4g} on the {stuck.sum()} stuck tasks, {want[1]:+.4g} on the other "
             f"{(~stuck).sum()}: the whole gain is where Lloyd is stuck")
 
 
 # ----------------------------------------------------------------------------- 04.6
 @exercise("04.6", "The learned temperature", kind="code", difficulty=1, minutes=5,
           objective="read a learned weight matrix as a hand-set one at a finite temperature",
-          checks="sqrt of the mean diagonal of the data block of Q_b^T K_b of the committed paper model, "
-                 "b = 1, 2 (to 1e-3)")
+          checks="the inverse temperature gamma_b = s_b^2 / sqrt(d_emb) equivalent to blocks b = 1, 2 of the "
+                 "committed paper model (s_b^2 the mean diagonal of the data block of Q_b^T K_b), to 4 "
+                 "significant digits")
 def _c046(answer):
     from ..learning import MODELS_DIR, load_checkpoint
-
-    a = as_array(answer, (2,), "an array of 2 equivalent alphas (block 1, block 2)")
+    a = as_array(answer, (2,), "an array of 2 equivalent gammas (block 1, block 2)")
     p = load_checkpoint(MODELS_DIR / "paper.npz", d=32, k=10).params
     diag = np.array([np.mean(np.diag((p["Q" + b].T @ p["K" + b])[:32, :32])) for b in "12"])
-    want = np.sqrt(diag)
-    if np.allclose(a, diag, rtol=1e-3):
-        raise Wrong("these are alpha^2: the data block of Q^T K is alpha^2 times the identity for the scaled "
-                    "hand-set layer")
-    expect(np.allclose(a, want, rtol=1e-3),
-           "not yet: M = Q_b.T @ K_b (42 x 42) of paper.params; its data block is M[:32, :32]; mean of its "
-           "diagonal, then the square root")
-    return (f"right: the learned blocks 1 and 2 act like alpha = {want[0]:.2f} and {want[1]:.2f}: a finite "
+    d_emb = p["Q1"].shape[0]
+    want = diag / np.sqrt(d_emb)
+    expect_value(a, want, what="the two equivalent gammas",
+                 wrong=[(np.sqrt(diag), "that is the equivalent scale s of Q and K, not the inverse temperature "
+                                        "of the score: how does the trained model scale its Euclidean scores?"),
+                        (diag, "that is s^2, the scale of the bilinear part; the trained model divides its "
+                               "scores by something before the softmax"),
+                        (diag / d_emb, "the trained model divides its scores by sqrt(d_emb), not by d_emb")],
+                 hint="M = Q_b.T @ K_b (42 x 42) of paper.params; s_b^2 = the mean of the diagonal of its data block "
+                      "M[:32, :32]; the model's score is -||Q z - K z'||^2 / sqrt(d_emb)")
+    return (f"right: the learned blocks 1 and 2 act like gamma = {want[0]:.4g} and {want[1]:.4g}: a finite "
             "temperature, not the hardmax limit of Theorem 2.1")
 
 
@@ -227,17 +227,16 @@ exercise("04.7", "The d-only ablation", kind="concept", difficulty=2, minutes=10
 @exercise("04.8", "Small d: a smaller prize", kind="explore", difficulty=3, minutes=15,
           objective="explain why the quick training run at d = 4 does not show the paper's result, with "
                     "measurements: the prize for beating Lloyd, and whether a winning layer exists",
-          checks="mean of log J(soft, alpha = 3) - log J(Lloyd) on the 32 tasks at d = 4 and d = 8, recomputed "
-                 "(to 1e-4); the conclusion is graded by reading")
+          checks="mean of log J(soft, s = 3) - log J(Lloyd) on the 32 tasks at d = 4 and d = 8, recomputed "
+                 "(to 4 significant digits); the conclusion is graded by reading")
 def _c048(answer):
     a = as_array(answer, (2,), "an array of 2 mean differences (d = 4, d = 8)")
     want = np.array([_soft_gain(d).mean() for d in EX_DIMS])
-    if np.allclose(a, want[::-1], atol=TOL):
-        raise Wrong("order: d = 4 first, then d = 8")
-    if np.allclose(a, -want, atol=TOL):
-        raise Wrong("sign: log J(soft) - log J(Lloyd), negative where the soft layer ends lower")
-    expect(np.allclose(a, want, atol=TOL),
-           "not yet: the alpha = 3 layer of 04.3 built for d = 4 (lloyd_weights(4, 3, 'linear')), run on TASKS[4] "
-           "for 20 steps; per task log J minus Lloyd's from C0; mean over the 32 tasks; then the same at d = 8")
-    return (f"right: the soft layer gains {-want[0]:.3f} at d = 4 and {-want[1]:.3f} at d = 8; now write down "
+    expect_value(a, want, what="the two mean differences",
+                 wrong=[(want[::-1], "order: d = 4 first, then d = 8"),
+                        (-want, "sign: log J(soft) - log J(Lloyd), negative where the soft layer ends lower")],
+                 hint="the s = 3 layer of 04.3 built for d = 4 (lloyd_weights(4, 3, 'linear')), run on TASKS[4] "
+                      "for 20 steps; per task log J minus Lloyd's from C0; mean over the 32 tasks; then the same "
+                      "at d = 8")
+    return (f"right: the soft layer gains {-want[0]:.4g} at d = 4 and {-want[1]:.4g} at d = 8; now write down "
             "what that says about the d = 4 run")

@@ -6,7 +6,7 @@ re-measures them):
 
 - 05.2: against center j's query, block 3 scores a non-member point at most -1
   with binary codes (some code differs in one bit) and exactly -2 with one-hot
-  codes.
+  codes; for k = 10, 15 of the 45 pairs of binary codes are one bit apart.
 - 05.3: with scalar codes 0, 1, 2 in one row (``d_emb = d + 1``) and the
   averaging hardmax in block 1, the point x = 0 tied between centers -1 (code
   0) and 1 (code 2) writes y = 1, the code of center 1: it joins cluster 1,
@@ -31,7 +31,7 @@ from ..algorithms.lloyd import lloyd, lloyd_layer, lloyd_weights
 from ..core.attention import layer_forward
 from ..core.tokens import prepare, run_layers, with_block
 from ..data import toy_data
-from ._registry import Wrong, as_array, as_float, call_answer, exercise, expect
+from ._registry import Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value
 
 __all__ = []
 
@@ -82,22 +82,38 @@ def _c1(answer):
 
 
 # ----------------------------------------------------------------------------- 05.2
+def nearest_code_pairs(B):
+    """The number of pairs {j, l}, j < l, of columns of B at the smallest squared distance between two columns."""
+    D = ((B[:, :, None] - B[:, None, :]) ** 2).sum(axis=0)  # (k, k) squared code distances
+    upper = D[np.triu_indices(B.shape[1], 1)]
+    return int(np.sum(upper == upper.min()))
+
+
 @exercise("05.2", "Why ceil(log2 k) rows suffice for the decoder", kind="concept", difficulty=2, minutes=15,
           objective="see that block 3 needs distinct codes with a margin, not orthogonal ones",
-          checks="the pair (best block-3 score of a non-member, binary codes; the same, one-hot codes) = (-1, -2)")
+          checks="the pair (number of center pairs at the smallest code distance for k = 10: binary codes, "
+                 "one-hot codes) (exact: integers)")
 def _c2(answer):
-    a = as_array(answer, (2,), "a pair (binary, one-hot)")
-    expect(np.all(a <= 0), "scores are minus squared distances: they are never positive")
-    expect(a[0] == -1.0, "binary: how many bits must a non-member's code differ in, at the least?")
-    expect(a[1] == -2.0, "one-hot: what is ||e_j - e_l||^2 for j != l?")
-    return "right: the margin is 1 bit for binary codes, 2 for one-hot ones; 0 for members in both"
+    expect(isinstance(answer, (tuple, list, np.ndarray)) and len(answer) == 2, "answer = (binary, onehot), two counts")
+    a = [as_int(v, "a count of pairs") for v in answer]
+    want = (nearest_code_pairs(binary_codes(10)), nearest_code_pairs(np.eye(10)))
+    expect(a[1] == want[1], "one-hot: every two distinct one-hot codes are at the same distance; how many "
+                            "pairs {j, l} with j < l are there among 10 centers?" if a[1] != 2 * want[1] else
+                            "one-hot: count each pair {j, l} once (j < l), not as (j, l) and (l, j)")
+    expect(a[0] != 2 * want[0], "binary: count each pair {j, l} once (j < l), not as (j, l) and (l, j)")
+    expect(a[0] != 9, "binary: consecutive numbers can differ in several bits (3 = 011, 4 = 100); compare the "
+                      "codes bit by bit")
+    expect(a[0] == want[0], "binary: which pairs of the codes of 0 ... 9 differ in exactly one bit? Count them "
+                            "from B = binary_codes(10)")
+    return (f"right: {want[0]} of the 45 pairs are one bit apart with binary codes (margin 1), all 45 two apart "
+            "with one-hot codes (margin 2); any margin > 0 is enough at gamma = inf")
 
 
 # ----------------------------------------------------------------------------- 05.3
-@exercise("05.3", "What a tie does to a code", kind="explore", difficulty=2, minutes=15,
+@exercise("05.3", "What a tie does to a code", kind="code", difficulty=2, minutes=15,
           objective="see that an averaged code is no code for binary codes, but can be one for scalar codes",
           checks="the centers after one layer of the scalar-code circuit with the averaging hardmax on the tie "
-                 "example equal kmt_ref's (to 1e-12)")
+                 "example equal kmt_ref's (to 4 significant digits)")
 def _c3(answer):
     want = scalar_code_centers(X_TIE, C0_TIE)
     got = as_array(answer, (1, 3), "the centers (1, 3)")
@@ -107,26 +123,25 @@ def _c3(answer):
     if np.allclose(got, binary_transformer(X_TIE, C0_TIE, 1, tie="average", empty="nearest_code").centers[1],
                    rtol=0, atol=1e-12):
         raise Wrong("these are the binary codes' centers; the exercise asks for scalar codes 0, 1, 2 in one row")
-    expect(np.allclose(got, want, rtol=0, atol=1e-12),
-           "not yet: run one layer (layer_forward) with the scalar-code tokens and the averaging hardmax in block 1")
+    expect_value(got, want, what="the centers",
+                 hint="run one layer (layer_forward) with the scalar-code tokens and the averaging hardmax in block 1")
     return "right: (0 + 2) / 2 = 1 is the code of center 1, so the tied point joins the far cluster"
 
 
 # ----------------------------------------------------------------------------- 05.4
-@exercise("05.4", "The leak at finite gamma", kind="explore", difficulty=2, minutes=15,
+@exercise("05.4", "The leak at finite gamma", kind="code", difficulty=2, minutes=15,
           objective="measure how much more a binary decoder leaks than a one-hot one at the same gamma",
           checks="the ratio of the largest center errors after one layer (binary / one-hot, block 3 at gamma = 10, "
-                 "toy example) to 1e-6 relative")
+                 "toy example) to 4 significant digits")
 def _c4(answer):
     want = leak_ratio(10.0)
     got = as_float(answer, "a ratio (binary error / one-hot error)")
     expect(got > 0, "errors are positive: the ratio is too")
-    if abs(got * want - 1) < 1e-3:
-        raise Wrong("this looks like one-hot / binary: the exercise asks for binary / one-hot")
-    expect(abs(got / want - 1) < 1e-6,
-           f"not yet (you have {got:.4g}): compare max |C - C_Lloyd| after one layer, both with gamma_update=10 "
-           "and block 1 exact, the one-hot circuit without the flag")
-    return f"right: {want:.3g}, of the order of exp(10) = {np.exp(10):.3g}"
+    expect_value(got, want, what="the ratio",
+                 wrong=[(1 / want, "this looks like one-hot / binary: the exercise asks for binary / one-hot")],
+                 hint=f"you have {got:.4g}: compare max |C - C_Lloyd| after one layer, both with gamma_update=10 "
+                      "and block 1 exact, the one-hot circuit without the flag")
+    return f"right: {want:.4g}, of the order of exp(10) = {np.exp(10):.3g}"
 
 
 # ----------------------------------------------------------------------------- 05.5

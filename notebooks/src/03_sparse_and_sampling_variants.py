@@ -682,7 +682,8 @@ check("03.4", answer)
 #
 # The authors run robust k-means with γ = 0.01 (§4 used 4). At the **first step** on the data of §2, what is the
 # smallest γ at which block 3 of `robust_kmeans_transformer(X, C0, 1, γ, record=True)` gives **every** outlier weight
-# exactly 0? `answer` = that γ as a float (0.5 % is close enough). Is the authors' default enough on this unit-scale
+# exactly 0? `answer` = that γ as a float, to a relative 0.5 % (a bisection's width; 3 significant digits are
+# enough). Is the authors' default enough on this unit-scale
 # data?
 
 # %%
@@ -712,7 +713,7 @@ check("03.5", answer)
 # ### BEGIN SOLUTION
 # No. At γ = 0.01 the member scores $-\gamma\|x_i - c_j\|^2/\sqrt2$ of a cluster span less than 0.02, far less than the
 # gap of 1 sparsemax needs, so every member keeps a weight: the outliers get 0.015–0.023 each, half to three quarters
-# of an average member's 1/32, and robust k-means is then almost Lloyd. It takes γ ≈ 0.039 to drop every outlier at
+# of an average member's 1/32, and robust k-means is then almost Lloyd. It takes γ ≈ 0.03864 to drop every outlier at
 # the first step (the outlier nearest its center, at squared distance 1.23, is the last to go). In a cluster of $m$
 # members an outlier is dropped once $\gamma \sum_i (D_o - D_i) \ge \sqrt d$, i.e. once its squared distance exceeds
 # the members' mean by about $\sqrt d/(\gamma m)$ ≈ 4.7 at γ = 0.01 and m = 30: γ has to be chosen for the scale of
@@ -752,8 +753,8 @@ check("03.5", answer)
 # ### Exercise 03.7
 #
 # Run randomized k-medoids with γ = 2 (instead of §5's 20) for **one** layer from `C0` on the data of §2. What is the
-# probability that **at least one** center becomes an outlier? `answer` = the exact probability as a float (it is
-# checked to a relative error of 1e-6, so an estimate from draws is not enough). Then confirm it by sampling with a
+# probability that **at least one** center becomes an outlier? `answer` = the exact probability as a float, to 4
+# significant digits (an estimate from draws, good to about 3 %, is not enough). Then confirm it by sampling with a
 # seeded Generator.
 
 # %%

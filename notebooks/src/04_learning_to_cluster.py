@@ -432,7 +432,8 @@ assert np.array_equal(TASKS[8][1], TASKS[8][0][:, :, :3])     # the start C0 is 
 # from `C0`, minus the smallest log J over the 8 starts. It is zero when `C0` already leads to the best
 # of the 8 local minima. Call a task *stuck* when its gap exceeds 1e-6.
 #
-# `answer`: a NumPy array of shape (2,), the mean gap over the 32 tasks at d = 4 and at d = 8.
+# `answer`: a NumPy array of shape (2,), the mean gap over the 32 tasks at d = 4 and at d = 8, to 4
+# significant digits.
 # Print the share of stuck tasks too: you will need the stuck tasks again in 04.5.
 
 # %%
@@ -499,23 +500,23 @@ check("04.1", answer)
 #
 # The trainable model can carry the hand-set weights. `lloyd_weights(d, k, "linear")` gives Q1 … V4 in
 # its layout ($d_{emb} = d + k$); add zero biases `bQ1`, `bK1`, `bV1`, …, `bV4` (vectors of length
-# d + k). Now scale **only the Q's and K's** of all four blocks by a factor α, and leave V and the
-# biases alone. For α = 1, 2, 3, 5, 10 and 100, apply this layer 20 times to the tasks of `TASKS[8]`
+# d + k). Now scale **only the Q's and K's** of all four blocks by a factor s, and leave V and the
+# biases alone. For s = 1, 2, 3, 5, 10 and 100, apply this layer 20 times to the tasks of `TASKS[8]`
 # and take the mean over the tasks of the final log objective. Compare with Lloyd's algorithm from the
 # same starts, and with the start itself.
 #
-# `answer`: a NumPy array of shape (6,), in the order of α above. In the solutions, a short explanation
-# follows: what α does to the scores, and why scaling V too would break the layer.
+# `answer`: a NumPy array of shape (6,), in the order of s above, to 4 significant digits. In the solutions, a short explanation
+# follows: what s does to the scores, and why scaling V too would break the layer.
 
 # %%
 ### BEGIN SOLUTION
 ALPHAS = (1, 2, 3, 5, 10, 100)
 
 
-def soft_lloyd(d, k, alpha):
-    """Theorem 2.1's weights in the trainable layout, Q and K times alpha, V unchanged, zero biases."""
+def soft_lloyd(d, k, scale):
+    """Theorem 2.1's weights in the trainable layout, Q and K times the scale s, V unchanged, zero biases."""
     W, _ = lloyd_weights(d, k, "linear")
-    params = {name: alpha * M if name[0] in "QK" else M for name, M in W.items()}
+    params = {name: scale * M if name[0] in "QK" else M for name, M in W.items()}
     params.update({"b" + name: np.zeros(d + k) for name in W})
     return params
 
@@ -524,7 +525,7 @@ X8, C08 = TASKS[8]
 SOFT8 = {a: np.log(run_model(soft_lloyd(8, 3, a), X8, C08, 20)[0][:, -1]) for a in ALPHAS}   # (32,) each
 print(f"start {np.log(lloyd_batch(X8, C08, 0)[:, 0]).mean():.3f}, Lloyd {ENDS[8][:, 0].mean():.3f}")
 for a in ALPHAS:
-    print(f"alpha = {a:3d}: {SOFT8[a].mean():.3f}  (soft - Lloyd: {np.mean(SOFT8[a] - ENDS[8][:, 0]):+.3f})")
+    print(f"s = {a:3d}: {SOFT8[a].mean():.3f}  (soft - Lloyd: {np.mean(SOFT8[a] - ENDS[8][:, 0]):+.3f})")
 answer = np.array([SOFT8[a].mean() for a in ALPHAS])
 ### END SOLUTION
 
@@ -534,39 +535,40 @@ check("04.3", answer)
 # %% [markdown]
 # ### BEGIN SOLUTION
 # *Model answer.* The trainable layer's score is $-\|K z' + b_K - Q z - b_Q\|^2/\sqrt{d_{emb}}$ with γ = 1.
-# With $Q = K = \alpha P$ and zero biases it is $-\alpha^2 \|P(z' - z)\|^2/\sqrt{d_{emb}}$: α² is the
-# inverse temperature of every block, $\gamma = \alpha^2/\sqrt{d_{emb}}$ (≈ 2.7 at α = 3, $d_{emb}$ = 11).
-# As α → ∞ the softmax becomes the averaging hardmax of Theorem 2.1, and α = 100 reproduces Lloyd's
-# curve. At α = 1 and 2 the temperature is so high that every center moves to a weighted mean of nearly all
+# With $Q = K = s P$ and zero biases it is $-s^2 \|P(z' - z)\|^2/\sqrt{d_{emb}}$: s² is the
+# inverse temperature of every block, $\gamma = s^2/\sqrt{d_{emb}}$ (≈ 2.7 at s = 3, $d_{emb}$ = 11).
+# As s → ∞ the softmax becomes the averaging hardmax of Theorem 2.1, and s = 100 reproduces Lloyd's
+# curve. At s = 1 and 2 the temperature is so high that every center moves to a weighted mean of nearly all
 # points. The centers collapse towards the data mean and the objective ends *above* the start (3.54 and 3.50
-# against 3.28). In between, at α = 3, assignments are soft inside a cluster and still hard between
+# against 3.28). In between, at s = 3, assignments are soft inside a cluster and still hard between
 # well-separated clusters, and the layer ends **0.10 below Lloyd's algorithm** (2.205 against 2.308). It is
 # soft k-means at a good temperature: a layer that beats Lloyd's algorithm without any training.
 #
 # V must stay as it is because it is *what* a block writes, and the residual sums rely on its exact
 # values. $V_1 = P_Y$ writes $e_j$ and $V_2 = -P_Y$ removes the old $y$; $V_3 = P_X$ adds the members'
-# mean and $V_4 = -P_X$ removes the old center. With α V, block 3 adds α × mean and block 4 removes
-# α × c, so the new center is $(1 - \alpha) c + \alpha\,\text{mean}$. That overshoots for α > 1, and the
-# iteration diverges: the mean log objective after 20 steps is 29.7 at α = 3 on these tasks.
+# mean and $V_4 = -P_X$ removes the old center. With s V, block 3 adds s × mean and block 4 removes
+# s × c, so the new center is $(1 - s) c + s\,\text{mean}$. That overshoots for s > 1, and the
+# iteration diverges: the mean log objective after 20 steps is 29.7 at s = 3 on these tasks.
 # ### END SOLUTION
 
 # %% [markdown]
 # ### Exercise 04.4
 #
 # The layer is trained on **one** application (the loss of §3 at the centers after one step), but judged
-# after **twenty**. For each α of 04.3, apply the α-scaled layer once to the tasks of `TASKS[8]`
+# after **twenty**. For each s of 04.3, apply the s-scaled layer once to the tasks of `TASKS[8]`
 # (`run_model(params, X, C0, 1)` returns `(objective, centers)`; `centers[1]` holds the centers after one
 # step, shape (32, 8, 3)) and compute the mean over the tasks of the training loss
-# `soft_kmeans_loss(X, C1, 10.0)` (λ = 10, the training value). Which α would training prefer, and is it
-# the α that ends lowest after 20 steps in 04.3?
+# `soft_kmeans_loss(X, C1, 10.0)` (λ = 10, the training value). Which s would training prefer, and is it
+# the s that ends lowest after 20 steps in 04.3?
 #
-# `answer`: a NumPy array of shape (6,), the mean one-step loss for α = 1, 2, 3, 5, 10, 100.
+# `answer`: a NumPy array of shape (6,), the mean one-step loss for s = 1, 2, 3, 5, 10, 100, to 4
+# significant digits.
 
 # %%
 ### BEGIN SOLUTION
 LOSS1 = {a: soft_kmeans_loss(X8, run_model(soft_lloyd(8, 3, a), X8, C08, 1)[1][1], 10.0).mean() for a in ALPHAS}
 for a in ALPHAS:
-    print(f"alpha = {a:3d}: one-step training loss {LOSS1[a]:.3f};  log J after 20 steps {SOFT8[a].mean():.3f}")
+    print(f"s = {a:3d}: one-step training loss {LOSS1[a]:.3f};  log J after 20 steps {SOFT8[a].mean():.3f}")
 answer = np.array([LOSS1[a] for a in ALPHAS])
 ### END SOLUTION
 
@@ -575,24 +577,25 @@ check("04.4", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# *Model answer.* After one step the loss is lowest at α = 5 (14.52), then α = 10 (14.58); Lloyd's own
-# step (α = 100) gives 14.63. α = 3, which ends lowest after 20 steps (04.3), has a one-step loss of
-# 15.79, worse than Lloyd's. Training on this loss would therefore move towards α ≈ 5, not α = 3. The
+# *Model answer.* After one step the loss is lowest at s = 5 (14.52), then s = 10 (14.58); Lloyd's own
+# step (s = 100) gives 14.63. s = 3, which ends lowest after 20 steps (04.3), has a one-step loss of
+# 15.79, worse than Lloyd's. Training on this loss would therefore move towards s ≈ 5, not s = 3. The
 # one-step objective and the 20-step evaluation do not rank the layers the same way: a softer layer loses
 # a little on each step but, iterated, escapes Lloyd's bad local minima (04.5). The paper's protocol trains
 # on one step and evaluates 20, so what the trained layer does over 20 steps is a side effect of what
 # it learned for one. (Its validation score, one step against one Lloyd step, is 0.90 for the paper model:
-# it is already better than Lloyd at one step. The α = 5 layer here is too, at 0.99.)
+# it is already better than Lloyd at one step. The s = 5 layer here is too, at 0.99.)
 # ### END SOLUTION
 
 # %% [markdown]
 # ### Exercise 04.5
 #
-# Where does the α = 3 layer of 04.3 gain? For each task of `TASKS[8]`, take the difference
-# log J(α = 3 layer, 20 steps) − log J(Lloyd from `C0`, 20 iterations). Average it separately over the
+# Where does the s = 3 layer of 04.3 gain? For each task of `TASKS[8]`, take the difference
+# log J(s = 3 layer, 20 steps) − log J(Lloyd from `C0`, 20 iterations). Average it separately over the
 # stuck tasks of 04.1 (gap > 1e-6) and over the other tasks.
 #
-# `answer`: a NumPy array of shape (2,): the mean over the stuck tasks, then over the others.
+# `answer`: a NumPy array of shape (2,): the mean over the stuck tasks, then over the others, to 4
+# significant digits.
 
 # %%
 ### BEGIN SOLUTION
@@ -609,18 +612,20 @@ check("04.5", answer)
 # %% [markdown]
 # ### Exercise 04.6
 #
-# For the hand-set layer of 04.3 the data block of $Q_b^\top K_b$ is $\alpha^2 I_d$. Read an
-# equivalent α off the committed paper model (`paper.params`, d = 32, k = 10): for blocks b = 1 and 2, the
-# square root of the mean of the diagonal of the data block (rows and columns 0 … 31) of $Q_b^\top K_b$.
+# For the hand-set layer of 04.3 the data block of $Q_b^\top K_b$ is $s^2 I_d$, and the trained model
+# divides its Euclidean scores by $\sqrt{d_{emb}}$, so the layer's inverse temperature is
+# $\gamma = s^2/\sqrt{d_{emb}}$. Read the equivalent γ off the committed paper model (`paper.params`,
+# d = 32, k = 10, $d_{emb}$ = 42): for blocks b = 1 and 2, take $s_b^2$ as the mean of the diagonal of
+# the data block (rows and columns 0 … 31) of $Q_b^\top K_b$.
 #
-# `answer`: a NumPy array of shape (2,), block 1 then block 2. In the solutions, the model answer
-# compares these with the hand-set layer at d = 32.
+# `answer`: a NumPy array of shape (2,), γ of block 1 then block 2, to 4 significant digits. In the
+# solutions, the model answer compares these with the hand-set layer at d = 32.
 
 # %%
 ### BEGIN SOLUTION
-answer = np.array([np.sqrt(np.mean(np.diag((paper.params["Q" + b].T @ paper.params["K" + b])[:32, :32])))
-                   for b in "12"])
-print("equivalent alpha of blocks 1 and 2:", np.round(answer, 2))
+s2 = np.array([np.mean(np.diag((paper.params["Q" + b].T @ paper.params["K" + b])[:32, :32])) for b in "12"])
+answer = s2 / np.sqrt(paper.params["Q1"].shape[0])        # gamma = s^2 / sqrt(d_emb), d_emb = 42
+print("equivalent s of blocks 1 and 2:", np.round(np.sqrt(s2), 2), "| equivalent gamma:", np.round(answer, 4))
 ### END SOLUTION
 
 # %%
@@ -628,15 +633,15 @@ check("04.6", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# *Model answer.* Blocks 1 and 2 of the trained layer act like the hand-set ones at α ≈ 5.0 and 3.7
-# ($\gamma = \alpha^2/\sqrt{42}$ ≈ 3.8 and 2.1). This is a finite temperature, not the hardmax limit of
-# Theorem 2.1. Gradient descent found a *soft* Lloyd, like the α = 3 layer of 04.3, and that is how it ends
+# *Model answer.* Blocks 1 and 2 of the trained layer act like the hand-set ones at γ ≈ 3.822 and 2.057
+# ($s = \sqrt{\gamma\sqrt{42}}$ ≈ 5.0 and 3.7). This is a finite temperature, not the hardmax limit of
+# Theorem 2.1. Gradient descent found a *soft* Lloyd, like the s = 3 layer of 04.3, and that is how it ends
 # below Lloyd's algorithm. The hand-set layer at d = 32, k = 10 shows the same window (measured on 64 other
-# tasks of the paper's distribution, n = 512; Lloyd 5.234, the trained layer 4.970): α = 3.5 collapses
-# (6.165), α = 4 ends at 4.654, α = 4.5 at 4.890 and α = 5 at 5.019. The learned temperature sits inside
-# that window, near α = 5 where the hand-set layer does about as well as the trained one. The best hand-set
-# temperature (α ≈ 4) does better still: training found a good soft Lloyd, not the best one. (A learned
-# $Q \ne K$ is not exactly a scaled $P_X$, so "equivalent α" is a reading of the bilinear part of the score,
+# tasks of the paper's distribution, n = 512; Lloyd 5.234, the trained layer 4.970): s = 3.5 collapses
+# (6.165), s = 4 ends at 4.654, s = 4.5 at 4.890 and s = 5 at 5.019. The learned temperature sits inside
+# that window, near s = 5 where the hand-set layer does about as well as the trained one. The best hand-set
+# temperature (s ≈ 4) does better still: training found a good soft Lloyd, not the best one. (A learned
+# $Q \ne K$ is not exactly a scaled $P_X$, so "equivalent s" is a reading of the bilinear part of the score,
 # not an identity.)
 # ### END SOLUTION
 
@@ -669,10 +674,11 @@ check("04.6", answer)
 # ### Exercise 04.8
 #
 # Why does the quick run at d = 4 not show the paper's result (the table after §4), when d = 8 does? Measure
-# the prize at both d: build the α = 3 layer of 04.3 for d = 4 and apply it 20 times to `TASKS[4]`. For
-# d = 4 and for d = 8, take the mean over the tasks of log J(α = 3 layer) − log J(Lloyd from `C0`).
+# the prize at both d: build the s = 3 layer of 04.3 for d = 4 and apply it 20 times to `TASKS[4]`. For
+# d = 4 and for d = 8, take the mean over the tasks of log J(s = 3 layer) − log J(Lloyd from `C0`).
 #
-# `answer`: a NumPy array of shape (2,), d = 4 then d = 8. Then write your conclusion in a few sentences,
+# `answer`: a NumPy array of shape (2,), d = 4 then d = 8, to 4 significant digits. Then write your
+# conclusion in a few sentences,
 # using 04.1 as well. Does a layer that beats Lloyd's algorithm exist at d = 4? What does the comparison say
 # about the d = 4 training run?
 
@@ -681,7 +687,7 @@ check("04.6", answer)
 X4, C04 = TASKS[4]
 soft4 = np.log(run_model(soft_lloyd(4, 3, 3), X4, C04, 20)[0][:, -1])     # (32,)
 answer = np.array([np.mean(soft4 - ENDS[4][:, 0]), np.mean(SOFT8[3] - ENDS[8][:, 0])])
-print("alpha = 3 layer - Lloyd (d = 4, d = 8):", np.round(answer, 3), "| gaps of 04.1:",
+print("s = 3 layer - Lloyd (d = 4, d = 8):", np.round(answer, 3), "| gaps of 04.1:",
       np.round([GAP[4].mean(), GAP[8].mean()], 3))
 ### END SOLUTION
 
@@ -693,7 +699,7 @@ check("04.8", answer)
 # *Model answer.* At d = 4 the prize is about half as large. The best of 8 Lloyd starts beats the given
 # start by 0.138 in mean log objective at d = 4 against 0.203 at d = 8 (04.1). A good soft Lloyd, which
 # wins only on the stuck tasks (04.5), gains 0.052 at d = 4 against 0.102 at d = 8. A layer that beats
-# Lloyd's algorithm **does exist** at d = 4 (the hand-set one at α = 3), so the d = 4 failure is not one of
+# Lloyd's algorithm **does exist** at d = 4 (the hand-set one at s = 3), so the d = 4 failure is not one of
 # capacity. It is one of learning. Within the same 3,000 steps the trained layer does not come close enough
 # to a good soft Lloyd to collect a prize of 0.05: it ends 0.04 below to 0.07 above Lloyd's result (three
 # seeds), while at d = 8 it collects 0.10–0.14 of a prize of about 0.2. That is in the spirit of the follow-up paper's

@@ -294,9 +294,11 @@ check("05.1", answer)
 # %% [markdown]
 # ### Exercise 05.2
 #
-# Block 3 scores point $i$ against center $j$ by $-\|q_j - y_i\|^2$. Over all $k \ge 2$, what is the
-# **largest** score a non-member point can get, with binary codes and with one-hot codes? `answer` is
-# the pair `(binary, onehot)`. Then, in a few sentences: why do $\lceil\log_2 k\rceil$ rows suffice for
+# Block 3 scores point $i$ against center $j$ by $-\|q_j - y_i\|^2$, so the smallest squared distance
+# between two distinct codes is block 3's margin against a non-member. For $k = 10$, how many pairs of
+# centers $\{j, l\}$ ($j < l$) sit at that smallest distance, with binary codes and with one-hot codes?
+# `answer` is the pair `(binary, onehot)` of counts (exact: integers). Then, in a few sentences: why do
+# $\lceil\log_2 k\rceil$ rows suffice for
 # the decoder, and would fewer rows do if the codes were allowed to be any real numbers?
 
 # %%
@@ -304,8 +306,9 @@ check("05.1", answer)
 B = binary_codes(10)
 D = ((B[:, :, None] - B[:, None, :]) ** 2).sum(0)          # (10, 10) squared code distances
 E = ((np.eye(10)[:, :, None] - np.eye(10)[:, None, :]) ** 2).sum(0)
-off = ~np.eye(10, dtype=bool)
-answer = (-D[off].min(), -E[off].min())
+upper = np.triu_indices(10, 1)                            # the 45 pairs j < l
+print("smallest squared distances:", D[upper].min(), E[upper].min())
+answer = (int(np.sum(D[upper] == D[upper].min())), int(np.sum(E[upper] == E[upper].min())))
 print(answer)
 ### END SOLUTION
 
@@ -314,7 +317,8 @@ check("05.2", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# *Model answer.* (−1, −2). At γ = ∞ block 3 only needs the members to score strictly more than every
+# *Model answer.* (15, 45): with binary codes 15 of the 45 pairs are one bit apart (the best score of a
+# non-member is −1), with one-hot codes all 45 are two apart (−2). At γ = ∞ block 3 only needs the members to score strictly more than every
 # non-member, that is, $k$ **distinct** codes: any margin > 0 will do, orthogonality is not needed.
 # $\lceil\log_2 k\rceil$ is the fewest rows that hold $k$ distinct vectors in $\{0,1\}^m$, and block 4
 # needs the codes distinct too (it is then the identity). With real codes one row would do at γ = ∞:
@@ -329,7 +333,7 @@ check("05.2", answer)
 # Build the follow-up's circuit with **scalar** codes $0, 1, 2$ in one row: the weights of
 # `binary_weights(1, 2, "nearest_code")` (a one-row code slot), the tokens $[X; 0]$ and $[C_0; (0, 1, 2)]$,
 # and the layer `binary_layer(empty="nearest_code", tie="average")`. Run one layer with `layer_forward`.
-# `answer` is the new centers, shape `(1, 3)`. Compare with binary codes (`binary_transformer(...,
+# `answer` is the new centers, shape `(1, 3)`, to 4 significant digits. Compare with binary codes (`binary_transformer(...,
 # tie="average", empty="nearest_code")`) and with Lloyd: what did the tie write into $y$ in each case?
 
 # %%
@@ -362,7 +366,7 @@ check("05.3", answer)
 # On the toy example (`X, C0` above) run one layer with block 3 at `gamma_update=10.0` and block 1 exact,
 # once with binary codes (`binary_transformer(..., empty="nearest_code")`) and once with one-hot codes
 # without the flag (`plain_onehot_transformer` from `kmt_ref.viz.binary_figures`). `answer` is the ratio
-# of the largest center errors against Lloyd, binary / one-hot. Why is it of the order of $e^{10}$?
+# of the largest center errors against Lloyd, binary / one-hot, to 4 significant digits. Why is it of the order of $e^{10}$?
 # (kmt_ref's scores are $-\gamma\|q - k\|^2$, not divided by $\sqrt{d_{emb}}$ as in the follow-up.)
 
 # %%

@@ -106,3 +106,15 @@ def test_each_checker_is_fast(id, capsys):
     t0 = time.perf_counter()
     check(id, 0.5)                                        # a wrong answer: the checker computes its target
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_03_5_and_03_7_accept_the_printed_values(capsys):
+    from kmt_ref.exercises import nb03 as _nb03
+    assert check("03.5", _nb03.robust_outlier_gamma(), quiet=True)
+    assert check("03.5", 0.03864, quiet=True) and check("03.5", 0.0386, quiet=True)
+    assert check("03.7", _nb03.medoid_outlier_probability(), quiet=True)
+    assert check("03.7", 0.00534, quiet=True) and check("03.7", 0.005340, quiet=True)
+    assert not check("03.7", 0.0053)
+    assert "right method, give more digits" in capsys.readouterr().out
+    assert not check("03.7", 0.0055)  # an estimate from draws, 3 % off
+    assert "estimate from draws" in capsys.readouterr().out

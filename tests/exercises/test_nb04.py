@@ -64,7 +64,7 @@ def answers(measured):
         "04.3": [m8["soft"][a].mean() for a in ALPHAS],
         "04.4": measured["loss1"],
         "04.5": [diff8[stuck].mean(), diff8[~stuck].mean()],
-        "04.6": [np.sqrt(np.mean(np.diag(p["Q" + b].T @ p["K" + b])[:32])) for b in "12"],
+        "04.6": [np.mean(np.diag(p["Q" + b].T @ p["K" + b])[:32]) / np.sqrt(p["Q1"].shape[0]) for b in "12"],
         "04.8": [np.mean(m4["soft"][3] - m4["ends"][:, 0]), diff8.mean()],
     }
 
@@ -74,6 +74,28 @@ def test_right_answers_computed_independently_pass(answers, capsys):
     for id, answer in answers.items():
         assert check(id, answer), capsys.readouterr().out
         assert check(id, list(np.asarray(answer, dtype=float)))  # a list is an array too
+
+
+def test_right_answers_rounded_to_four_significant_digits_pass(answers, capsys):
+    for id, answer in answers.items():
+        rounded = [float(f"{v:.4g}") for v in np.asarray(answer, dtype=float)]
+        assert check(id, rounded), (id, rounded, capsys.readouterr().out)
+
+
+def test_two_digits_short_says_right_method(answers, capsys):
+    for id, answer in answers.items():
+        rounded = [float(f"{v:.2g}") for v in np.asarray(answer, dtype=float)]
+        if not check(id, rounded):
+            out = capsys.readouterr().out
+            assert "right method, give more digits" in out and "not yet: not yet" not in out, (id, out)
+
+
+def test_04_6_asks_what_the_notebook_does_not_print(answers, capsys):
+    """Section 8 prints the mean diagonals; their square roots (the equivalent scale) are not the answer."""
+    p = load_checkpoint(MODELS_DIR / "paper.npz").params
+    diag = [np.mean(np.diag(p["Q" + b].T @ p["K" + b])[:32]) for b in "12"]
+    assert not check("04.6", diag) and not check("04.6", np.sqrt(diag))
+    assert not check("04.6", [4.977, 3.651])  # the model answer's values of the earlier question
 
 
 def nb04_exercises():

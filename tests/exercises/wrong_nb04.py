@@ -3,7 +3,7 @@
 The numbers were computed with kmt_ref on the exercises' tasks (kmt_ref.exercises.nb04.ex_tasks):
 the right answers are, for comparison, 04.1 [0.1381, 0.2030],
 04.3 [3.5356, 3.4956, 2.2053, 2.2805, 2.2792, 2.3077], 04.4 [22.327, 19.974, 15.789, 14.523, 14.580, 14.626],
-04.5 [-0.3695, +0.0021], 04.6 [4.977, 3.651], 04.8 [-0.0517, -0.1024].
+04.5 [-0.3695, +0.0021], 04.6 [3.822, 2.057], 04.8 [-0.0517, -0.1024].
 """
 
 WRONG = {
@@ -15,10 +15,10 @@ WRONG = {
         0.17,                                # one number for both d
     ],
     "04.3": [
-        [3.536, 2.448, 29.701, 58.295, 90.397, 185.474],    # V scaled by alpha too: the residual algebra breaks
-        [3.5356, 2.2796, 2.3092, 2.2780, 2.3077, 2.3077],   # Q and K scaled by alpha^2 instead of alpha
+        [3.536, 2.448, 29.701, 58.295, 90.397, 185.474],    # V scaled by s too: the residual algebra breaks
+        [3.5356, 2.2796, 2.3092, 2.2780, 2.3077, 2.3077],   # Q and K scaled by s^2 instead of s
         [4.780, 4.250, 3.737, 4.341, 3.220, 3.674],          # random biases left in place of zero biases
-        [2.3077] * 6,                                        # alpha never applied: Lloyd's result every time
+        [2.3077] * 6,                                        # s never applied: Lloyd's result every time
     ],
     "04.4": [
         [30.099033] * 6,                                            # the loss at C0: the layer never applied
@@ -33,9 +33,10 @@ WRONG = {
         [-0.10243379, -0.10243379],          # the mean over all 32 tasks, not split
     ],
     "04.6": [
-        [24.768246, 13.332047],              # alpha^2: the diagonal itself, no square root
-        [4.349499, 3.186748],                # the diagonal of the whole 42 x 42 matrix (one-hot rows included)
-        [3.943437, 3.035168],                # K^T K instead of Q^T K
+        [4.976770, 3.651308],                # sqrt of the mean diagonal: the scale s of Q and K, not a gamma
+        [24.768246, 13.332047],              # s^2: the mean diagonal itself, as section 8 prints it
+        [0.589720, 0.317430],                # divided by d_emb = 42 instead of sqrt(42)
+        [2.919133, 1.567007],                # the diagonal of the whole 42 x 42 matrix (one-hot rows included)
     ],
     "04.8": [
         [-0.10243379, -0.05169007],          # d = 8 first

@@ -24,7 +24,10 @@ def _one_hot(k):  # the paper's codes
 
 WRONG = {
     "05.1": [_msb_first, _one_indexed, _floor_log2, _one_hot, "B_k"],
-    "05.2": [(-2, -2), (-1, -1), (1, 2), (-0.5, -1), -1],
+    "05.2": [(-1, -2),        # the margins themselves (what the notebook prints), not the counts
+             (9, 45),         # consecutive numbers taken as one bit apart
+             (30, 90),        # ordered pairs (j, l) and (l, j)
+             (15, 0), (15,), "15, 45"],
     "05.3": [lloyd(np.array([[0.0, -2.0, 2.0, 10.0, 11.0]]), np.array([[-1.0, 10.0, 1.0]]), 1).centers[1],
              np.array([[-2.0, 10.5, 2.0]]), np.array([[-1.0, 7.0, 2.0]]), [[-2.0, 7.0]]],
     "05.4": [np.exp(10.0), 1e-4, 1.0, "big"],
