@@ -5,8 +5,8 @@ the hand-set weights, learn all twelve Q, K, V (with biases) by gradient
 descent on random clustering tasks, and apply the trained layer T = 20 times.
 Trained at d = 32, k = 10, n = 512, it ends below Lloyd's algorithm (mean log
 objective 5.012 vs 5.295 on the committed model's 320 evaluation tasks; the
-project brief: ≈ 5.0 vs ≈ 5.25); the d-only ablation (no one-hot rows) ends above
-it (5.362; the brief: ≈ 5.35).
+paper's, as summarised: ≈ 5.0 vs ≈ 5.25); the d-only ablation (no one-hot rows) ends
+above it (5.362, to about 1e-3 across machines; the paper's: ≈ 5.35).
 
 The modules, from the bottom up (each imports only those above it and the
 rest of kmt_ref; none draws: the pictures are in :mod:`kmt_ref.viz.learning_figures`):
@@ -18,7 +18,7 @@ rest of kmt_ref; none draws: the pictures are in :mod:`kmt_ref.viz.learning_figu
 - :mod:`~kmt_ref.learning.loss` — the smoothed k-means loss and the hard objectives;
 - :mod:`~kmt_ref.learning.optim` — Adam and the plateau schedule;
 - :mod:`~kmt_ref.learning.checkpoint` — checkpoints and stored evaluation results on disk;
-- :mod:`~kmt_ref.learning.evaluation` — T re-embedded steps against Lloyd (the brief's evaluation: other n, k-means++ starts, other families);
+- :mod:`~kmt_ref.learning.evaluation` — T re-embedded steps against Lloyd (in distribution, other n, k-means++ starts, other families);
 - :mod:`~kmt_ref.learning.training` — the training loop, its validation, malloc tuning;
 - :mod:`~kmt_ref.learning.cli` — the ``train`` and ``evaluate`` commands (not imported here).
 

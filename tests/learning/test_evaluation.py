@@ -1,6 +1,6 @@
 """Tests for kmt_ref.learning.evaluation: T re-embedded steps against Lloyd (paper §4, Figure 4; SPEC §6).
 
-The float32 evaluation agrees with the stored one on any machine, to a measured tolerance (issue 8).
+The float32 evaluation agrees with the stored one on any machine, to a measured tolerance.
 
 The trained layer runs in float32 (as the authors' PyTorch code does). Another CPU or BLAS kernel
 sums in another order, so a live re-evaluation differs from the stored curves
@@ -11,7 +11,7 @@ on the machine that wrote the file. Notebook 04 compares, per step t, two robust
 (a) the median over tasks of ``|live - stored|`` (most tasks agree to rounding);
 (b) ``|mean over tasks of (live - stored)|`` (the paper's metric; bounds what the jumps do to it).
 
-Measured (issue 8) on blocks of 32 of the 320 stored tasks: the stored run (OpenBLAS 0.3.31
+Measured on blocks of 32 of the 320 stored tasks: the stored run (OpenBLAS 0.3.31
 SkylakeX kernel, numpy 2.4, AVX512) against re-runs with
 
 ================================================  =======  =======  ============
@@ -35,6 +35,36 @@ MEDIAN_TOL = 1e-5 (11x the largest (a)) and MEAN_TOL = 5e-3 (10x the largest (b)
 would have to move by 0.16, 10x the largest jump in 2,624 re-run tasks). Against the stored curves
 a wrong task seed gives (a) >= 0.12 at every step and a wrong model (the d-only ablation, or Lloyd)
 (a) >= 0.13, (b) >= 0.1 at every step after t = 0: the tests below show both fail.
+
+The d-only ablation (``paper_d_only``, ``embedding="none"``) needs its own, wider (b). Measured the
+same way (blocks of 32 of the 320 tasks, against the stored curves):
+
+================================================  =======  =======  ============
+setting                                           (a) max  (b) max  one task max
+================================================  =======  =======  ============
+Haswell kernel (this CPU's default), 2 threads  1.9e-6   6.6e-3   0.21
+Haswell, OPENBLAS_NUM_THREADS=1                   2.9e-6   7.0e-3   0.22
+Sandybridge, 1 thread                             2.8e-6   9.4e-3   0.30
+Nehalem, SSE only, 1 thread                       1.6e-6   1.0e-2   0.32
+the model in float64 (Haswell; 32 tasks)          8.0e-7   2.8e-4   5.6e-3
+SkylakeX kernel, 1 thread (2 threads: 32 tasks)   0        1e-16    8.9e-16
+================================================  =======  =======  ============
+
+The stored file is the current code's: with the SkylakeX kernel the live curves equal it to
+8.9e-16 (one rounding of the float64 log, as Lloyd's). What differs is the map, not the code
+path. After one step both models differ from the stored curves by rounding (median 3e-7, largest
+9e-6). The one-hot layer then settles (median over tasks of its largest center move: 1.7 at step 1,
+1.2e-6 at step 20) and damps the difference (median 1.4e-8 at step 20); the d-only layer keeps
+moving its centers (median move 0.014 at step 20; 60 of the first 64 tasks still move by more than
+1e-3) and on some tasks doubles a difference at every step (task 88: centers 2e-6 apart at step 1,
+0.1 at step 18). In float64 the same map takes two BLAS kernels from 1e-16 to 1.1e-11 apart over
+20 steps (32 tasks). So 26-32 of the 320 tasks move by more than 1e-3, and the 320-task mean per
+step by up to 1.2e-3: 5.36202 stored at t = 20; 5.36292, 5.36271, 5.36248 and 5.36164 in the four
+re-runs, so its third decimal is not reproducible. Hence D_ONLY_MEDIAN_TOL = 3e-5 (10x the largest
+(a)) and D_ONLY_MEAN_TOL = 5e-2 (5x the largest (b): a single task would have to move by 1.6, 5x
+the largest jump in 1,280 re-run tasks). Against the stored d-only curves, the one-hot model or
+Lloyd on the same tasks gives (a) >= 0.10, other tasks (a) >= 0.13, and the authors' evaluation
+dropout 0.01 (a) >= 6e-3 at every step after t = 0: the tests below show all three fail.
 """
 import json
 import re
@@ -89,9 +119,9 @@ def deviations(live, stored):
     return np.median(np.abs(diff), axis=0), np.abs(diff.mean(axis=0))
 
 
-def agrees(live, stored):
+def agrees(live, stored, tols=(MEDIAN_TOL, MEAN_TOL)):
     median_dev, mean_dev = deviations(live, stored)
-    return bool(np.all(median_dev <= MEDIAN_TOL) and np.all(mean_dev <= MEAN_TOL))
+    return bool(np.all(median_dev <= tols[0]) and np.all(mean_dev <= tols[1]))
 
 
 @pytest.fixture(scope="module")
@@ -156,6 +186,50 @@ def test_a_wrong_task_seed_falls_outside_the_tolerance(base, paper):
         median_dev, _ = deviations(base["paper"][start:start + 32], base["paper"][:32])
         assert np.all(median_dev > 1e4 * MEDIAN_TOL), start
         assert not agrees(base["paper"][start:start + 32], base["paper"][:32])
+
+
+# --------------------------------------------------------------------------
+# the d-only ablation: the same statistics, its own measured (b) (see the module docstring)
+# --------------------------------------------------------------------------
+#: tolerances of a live re-evaluation of the d-only ablation (measured; see the module docstring)
+D_ONLY_MEDIAN_TOL, D_ONLY_MEAN_TOL = 3e-5, 5e-2
+D_ONLY_TOLS = (D_ONLY_MEDIAN_TOL, D_ONLY_MEAN_TOL)
+
+
+@pytest.fixture(scope="module")
+def d_only():
+    return load_checkpoint(MODELS_DIR / "paper_d_only.npz", d=32, k=10)
+
+
+def test_d_only_live_evaluation_agrees_with_the_stored_curves(base, d_only):
+    """Tasks 64-95, the block with the largest measured (b) (task 88 moves by up to 0.32).
+
+    Measured on this block: (a) <= 8.1e-7 and (b) <= 1.0e-2 in the four re-runs of the module
+    docstring, so the one-hot model's MEAN_TOL = 5e-3 fails here on those machines; 0 with the
+    SkylakeX kernel that wrote the file.
+    """
+    X, C0 = sample_tasks(np.random.default_rng(EVAL_SEED), 96, 512, 32, 10)  # evaluate()'s first 96 tasks
+    obj, _ = run_model(d_only.params, X[64:], C0[64:], 20, embedding="none")  # float32, as evaluate()
+    stored = base["paper_d_only"][64:96]
+    np.testing.assert_allclose(np.log(obj[:, 0]), stored[:, 0], rtol=0, atol=1e-12)  # float64: the same tasks
+    median_dev, mean_dev = deviations(np.log(obj), stored)
+    assert np.all(median_dev <= D_ONLY_MEDIAN_TOL), median_dev.max()  # measured <= 8.1e-7 (any block: 2.9e-6)
+    assert np.all(mean_dev <= D_ONLY_MEAN_TOL), mean_dev.max()  # measured <= 1.0e-2 (any block: the same)
+
+
+def test_d_only_tolerance_rejects_a_wrong_model_seed_or_dropout(base, d_only):
+    """The wider (b) still fails the wrong model, other tasks and the authors' evaluation dropout."""
+    stored = base["paper_d_only"][:32]
+    wrong = [base["paper"][:32], base["lloyd"][:32]]  # another model on the same tasks: (a) >= 0.10
+    wrong += [base["paper_d_only"][a:a + 32] for a in range(32, 320, 32)]  # other tasks: (a) >= 0.13
+    for other in wrong:
+        median_dev, _ = deviations(other, stored)
+        assert np.all(median_dev[1:] > 3000 * D_ONLY_MEDIAN_TOL)
+        assert not agrees(other, stored, D_ONLY_TOLS)
+    live = evaluate(d_only.params, "none", n_tasks=32, n=512, d=32, k=10, n_steps=20, dropout=0.01)
+    median_dev, _ = deviations(live["model"], stored)
+    assert np.all(median_dev[1:] > 100 * D_ONLY_MEDIAN_TOL), median_dev  # measured >= 6e-3 at every step
+    assert not agrees(live["model"], stored, D_ONLY_TOLS)
 
 
 # --------------------------------------------------------------------------
