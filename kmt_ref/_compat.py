@@ -1,4 +1,4 @@
-"""Old module paths, kept working for one release (0.2) after the redesign of issue 9.
+"""Old module paths, kept working for one release (0.2) after the package was laid out in layers (core, algorithms, learning, viz).
 
 Before the redesign, kmt_ref's modules were flat (``kmt_ref.constructions``,
 ``kmt_ref.reference_sparse``, ...). Their names now live in the modules listed

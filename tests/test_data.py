@@ -1,4 +1,4 @@
-"""The built-in data (kmt_ref.data): shapes, seeding, and clear errors on bad arguments (issue 8)."""
+"""The built-in data (kmt_ref.data): shapes, seeding, and clear errors on bad arguments."""
 import numpy as np
 import pytest
 
@@ -137,7 +137,7 @@ def test_toy_data():
 # --------------------------------------------------------------------------
 # the authors' validation draw (package data, tools/make_paper_validation_data.py)
 # --------------------------------------------------------------------------
-#: float32 sum of the entries of the authors' draw (issue 10; the script checks it too)
+#: float32 sum of the entries of the authors' draw (the script checks it too)
 PAPER_SUM = 9847.1943359375
 
 
@@ -155,7 +155,7 @@ def test_paper_validation_data_fingerprint():
     # min-max scaled per dimension: 0 and 1 are attained exactly (x - min, then / max)
     np.testing.assert_array_equal(X.min(axis=1), [0.0, 0.0])
     np.testing.assert_array_equal(X.max(axis=1), [1.0, 1.0])
-    # Lloyd's log objective, 6.4422 -> 4.5929 over 10 iterations (the authors' curve, issue 10)
+    # Lloyd's log objective, 6.4422 -> 4.5929 over 10 iterations (the authors' curve)
     log_j = lloyd(X, C0, 10).log_objective
     assert round(log_j[0], 4) == 6.4422 and round(log_j[-1], 4) == 4.5929
     # a fresh copy each call: changing one does not change the next

@@ -24,7 +24,7 @@ A4, F4 = ("authors", 1e4), ("flag", 1e4)  # the run keys: (circuit, gamma)
 LLOYD_LOG_J = [6.4422, 5.7838, 5.4716, 4.9659, 4.6961, 4.6110, 4.5949, 4.5931, 4.5929, 4.5929, 4.5929]
 #: the authors' transformer (their cnst_model.CModel(osa=True, ldp=True), itemp=1e4), run in float64
 #: torch 2.13 on this draw: log objective per layer t = 0..10, 7 decimals (in float32 their notebook
-#: gives 6.4422245, 5.7837310, 5.4694114, 4.9592533, ...: "5.4694 at t = 2, 4.9592 at t = 3" of issue 10
+#: gives 6.4422245, 5.7837310, 5.4694114, 4.9592533, ...: a quoted "5.4694 at t = 2, 4.9592 at t = 3"
 #: are these, the second truncated, not rounded: 4.95925 rounds to 4.9593)
 AUTHORS_LOG_J_FLOAT64 = [6.4422240, 5.7837320, 5.4694136, 4.9592565, 4.6911908, 4.6100046, 4.5947341,
                          4.5931086, 4.5929334, 4.5928860, 4.5928791]
@@ -123,7 +123,7 @@ def test_demo_reproduces_the_authors_transformer(demo):
     log_j = demo.transformers[A4].log_objective
     np.testing.assert_allclose(log_j, AUTHORS_LOG_J_FLOAT64, rtol=0, atol=1e-7)
     assert round(log_j[2], 4) == 5.4694
-    assert np.floor(log_j[3] * 1e4) / 1e4 == 4.9592  # issue 10's "4.9592" (truncated; rounded: 4.9593)
+    assert np.floor(log_j[3] * 1e4) / 1e4 == 4.9592  # the quoted "4.9592" (truncated; rounded: 4.9593)
     # the flag circuit (the project's extension) is the one that does not: 5.4637 at t = 2
     assert round(demo.transformers[F4].log_objective[2], 4) == 5.4637
     assert demo.flag_minus_authors[1e4] == pytest.approx(FLAG_MINUS_AUTHORS_1E4, rel=1e-2)

@@ -1,4 +1,4 @@
-"""Numerics over the whole float64 range (issue 8, part 2), and input checks at the boundary.
+"""Numerics over the whole float64 range, and input checks at the boundary.
 
 k-means does not care where the data sit or in what units. Every algorithm and
 circuit computes its squared distances in the data frame of X

@@ -12,7 +12,7 @@ training distribution of the paper's experiment:
 5. the initial centers are the first k points, i.e. a uniformly random
    k-subset of the data (or k-means++ seeding, ``init="kmeans++"``).
 
-The other families (evaluation out of distribution, as in the brief) use
+The other families (evaluation out of distribution; the authors' ``ctasks.py``) use
 the same location ``mu_z`` and scale 0.1 in the parameterisation of
 ``torch.distributions`` that the authors' code uses:
 

@@ -219,7 +219,7 @@ TIES = [
 def test_normmax_inf_at_ties_is_the_limit_of_large_finite_alpha(z, limit):
     """The closed form is the largest maximiser s* (Proof 2, case |A| >= 2), and the bisection
     approaches it: the error shrinks with alpha and is below 1e-6 at alpha = 1e7. The smallest
-    maximiser (the rule before issue 10: [1/2, 1/2, 0] for the first case) is not the limit."""
+    maximiser (e.g. [1/2, 1/2, 0] for the first case) is not the limit."""
     z, limit = np.array(z), np.array(limit)
     np.testing.assert_array_equal(normmax(z, alpha=np.inf), limit)
     errors = [np.abs(normmax(z, alpha=a) - limit).max() for a in (1e3, 1e5, 1e7)]
@@ -358,7 +358,7 @@ def test_rejects_bad_types_and_inputs():
 
 
 # --------------------------------------------------------------------------
-# bad input gets a clear error (issue 8); -inf is a mask; valid input unchanged
+# bad input gets a clear error; -inf is a mask; valid input unchanged
 # --------------------------------------------------------------------------
 ALL = SIMPLEX + ["linear"]
 

@@ -1,4 +1,4 @@
-"""The ``binary`` embedding of the trainable model (the follow-up, arXiv 2610.09760; issue 13).
+"""The ``binary`` embedding of the trainable model (the follow-up, arXiv 2610.09760, its Definition 2.1).
 
 Its tokens are the hand-set circuit's (kmt_ref/algorithms/binary.py), its parameter count is
 12 (d_emb^2 + d_emb) with d_emb = d + ceil(log2 k), and train / evaluate / the command line take it.
@@ -22,7 +22,7 @@ def test_binary_parameter_count_and_width():
     assert d_emb_of(32, 10, "binary") == 36  # 32 + ceil(log2 10)
     p = init_params(d_emb_of(32, 10, "binary"), np.random.default_rng(0))
     assert sum(v.size for v in p.values()) == 12 * (36 ** 2 + 36) == 15_984
-    # the follow-up's "up to 75% fewer parameters when k ~ d" (issue 13): at d = 32, k = 25 (d_emb 37
+    # the follow-up's "up to 75% reduction in the number of transformer parameters when k ~ d" (its Section 1): at d = 32, k = 25 (d_emb 37
     # against 57) it is 57.5%; 66.2% at k = d = 32; 75% is the large-d limit of k = d, ((d + log2 d) / 2d)^2 -> 1/4
     assert (d_emb_of(32, 25, "binary"), d_emb_of(32, 25, "onehot")) == (37, 57)
     assert 1 - (37 ** 2 + 37) / (57 ** 2 + 57) == pytest.approx(0.5747, abs=1e-4)
