@@ -11,7 +11,15 @@ arguments it parses itself. The same holds for unreadable checkpoints
 (``CheckpointError``), files that cannot be written (``OSError``), a
 diverged training run and sizes that do not fit in memory. Any other
 exception is a bug and keeps its traceback; ``--traceback`` shows it for the
-errors above too.
+errors above too. Out of memory, the message names the options of the
+command that ran which set its sizes (:data:`SIZE_OPTIONS`).
+
+No command writes over a file of another kind, whatever the flags: every
+command checks its output paths with :func:`kmt_ref.validation.check_output_file`
+(a name ends in the format's suffix; an existing file must be of the
+command's own kind) or :func:`~kmt_ref.validation.check_output_dir` (only the
+command's own PNG files are written in the folder, and an existing file of
+such a name is replaced only if it is a PNG image).
 """
 from __future__ import annotations
 
@@ -29,6 +37,13 @@ COMMAND_MODULES = [
 
 #: exit status of a user error (argparse uses the same)
 USAGE_ERROR = 2
+
+#: the options that set the memory a command needs, named when it runs out of memory
+SIZE_OPTIONS = {
+    "train": ("--n", "--batch", "--n-val"),
+    "evaluate": ("--n", "--tasks"),
+    "sweep": ("--max-points",),
+}
 
 
 def build_parser():
@@ -65,11 +80,12 @@ def main(argv=None):
             raise
         print(f"error: {_describe(exc)}", file=sys.stderr)
         return USAGE_ERROR
-    except MemoryError as exc:  # a size the user chose (--n, --tasks, --batch) does not fit
+    except MemoryError as exc:  # a size the user chose (SIZE_OPTIONS) does not fit
         if args.traceback:
             raise
-        print(f"error: out of memory ({exc or 'MemoryError'}); choose smaller sizes (--n, --tasks, --batch)",
-              file=sys.stderr)
+        sizes = SIZE_OPTIONS.get(args.command)
+        hint = f"choose smaller sizes ({', '.join(sizes)})" if sizes else "free some memory and run it again"
+        print(f"error: out of memory ({exc or 'MemoryError'}); {hint}", file=sys.stderr)
         return USAGE_ERROR
     except KeyboardInterrupt:
         if args.traceback:

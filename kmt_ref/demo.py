@@ -62,7 +62,7 @@ from .algorithms.lloyd import kmeans_transformer, lloyd
 from .core.normalizers import softmax
 from .data import VALIDATION_SEED, paper_validation_data, validation_data
 from .trace import argmax_columns, assign
-from .validation import check_choice, check_count, check_gamma
+from .validation import check_choice, check_count, check_gamma, check_output_dir
 
 __all__ = ["validation_runs", "load_validation_data", "one_hot_count", "float32_one_hot",
            "float32_max_weight_one", "run_demo", "DemoResult", "register", "DEMO_GAMMAS", "CIRCUITS",
@@ -318,7 +318,9 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
         Transformer inverse temperatures (the paper: 1e4; inf is the exact limit).
         The figure shows the first one.
     outdir : str or Path
-        Where ``fig1_validation.png`` is written.
+        Where ``fig1_validation.png`` is written, the one file written there;
+        an existing file of that name is replaced only if it is a PNG image
+        (checked before the work, :func:`kmt_ref.validation.check_output_dir`).
     figure : bool
         Write the figure.
     out : file-like, optional
@@ -347,6 +349,8 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
     gammas = tuple(float(check_gamma(g, "gamma", allow_zero=False)) for g in gammas)
     if not gammas:
         raise ValueError(f"gammas={gammas!r} should name at least one inverse temperature")
+    if figure:
+        check_output_dir(outdir, "outdir", [figure_name])
     out = out or sys.stdout
     t0 = time.perf_counter()
     X, C0, description = load_validation_data(data, seed)
@@ -419,13 +423,11 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
 
 def _demo_command(args):
     """``python -m kmt_ref demo``: check the arguments and the output folder, then run."""
-    from .validation import check_output_dir
-
     check_choice(args.data, "--data", DATA_CHOICES)
     check_count(args.seed, "--seed")
     check_count(args.n_layers, "--n-layers")
     if not args.no_figure:
-        check_output_dir(args.outdir, "--outdir")
+        check_output_dir(args.outdir, "--outdir", ["fig1_validation.png"])
     run_demo(args.data, args.seed, args.n_layers, outdir=args.outdir, figure=not args.no_figure)
     return 0
 
@@ -439,6 +441,8 @@ def register(sub):
     p.add_argument("--seed", type=int, default=VALIDATION_SEED,
                    help="data seed of --data seeded, >= 0 (default: 0)")
     p.add_argument("--n-layers", type=int, default=10, help="layers = Lloyd iterations, >= 0 (default: 10)")
-    p.add_argument("--outdir", default="figures", help="where fig1_validation.png goes (default: figures)")
+    p.add_argument("--outdir", default="figures",
+                   help="where fig1_validation.png goes (default: figures), the one file written there; an "
+                        "existing file of that name is replaced only if it is a PNG image")
     p.add_argument("--no-figure", action="store_true", help="print the table only")
     p.set_defaults(func=_demo_command)

@@ -67,7 +67,6 @@ from __future__ import annotations
 import csv
 import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +74,7 @@ import numpy as np
 from .algorithms.lloyd import kmeans_transformer, lloyd
 from .core.tokens import EmptyClusterError
 from .data import gaussian_blobs
+from .progress import Progress
 from .validation import check_count, check_output_file
 
 __all__ = ["COLUMNS", "PAPER_GRID", "SMALL_GRID", "GRIDS", "N_STEPS", "AUTHORS_PUBLISHED", "cell_rng",
@@ -193,6 +193,22 @@ def read_sweep(path):
     return rows
 
 
+def _not_a_sweep(path):
+    """Why the file ``path`` is not a sweep CSV (None if it is one)."""
+    try:
+        read_sweep(path)
+    except UnicodeDecodeError:
+        return "is not a sweep CSV (not even text)"
+    except ValueError as exc:
+        why = str(exc).split(f"{str(Path(path))!r} ", 1)[-1]
+        return why if why.startswith("is ") else f"is not a sweep CSV ({why})"
+    return None
+
+
+#: ``sweep --out``: an existing sweep CSV is resumed; nothing else is written over
+SWEEP_FILE = ("the sweep resumes a sweep CSV and writes over no other file", _not_a_sweep)
+
+
 def _format(value):
     return "" if isinstance(value, float) and math.isnan(value) else repr(value)
 
@@ -273,30 +289,6 @@ def compare(ours, theirs, gammas=None):
     return out
 
 
-class _Progress:
-    """One status line on stderr: rewritten in place on a terminal, every 5% otherwise."""
-
-    def __init__(self, cells, stream):
-        self.weights = [p * k for k, _, p, _ in cells]  # the cost of a cell grows about as n * k
-        self.total, self.done_weight, self.done = sum(self.weights) or 1, 0, 0
-        self.stream, self.tty = stream, stream.isatty()
-        self.t0, self.last = time.perf_counter(), -1
-
-    def step(self, i):
-        self.done += 1
-        self.done_weight += self.weights[i]
-        frac = self.done_weight / self.total
-        elapsed = time.perf_counter() - self.t0
-        eta = elapsed * (1 - frac) / frac if frac > 0 else math.inf
-        msg = (f"sweep: {self.done}/{len(self.weights)} cells ({100 * frac:.1f}% of the work), "
-               f"{elapsed:.0f} s elapsed, about {eta:.0f} s left")
-        if self.tty:
-            print("\r" + msg, end="" if self.done < len(self.weights) else "\n", file=self.stream, flush=True)
-        elif int(20 * frac) > self.last or self.done == len(self.weights):
-            self.last = int(20 * frac)
-            print(msg, file=self.stream, flush=True)
-
-
 def run_sweep(out, grid="small", max_points=None, progress=None, log=print):
     """Run (or resume) the sweep into the CSV ``out``; return the summary of its rows and the NaN causes.
 
@@ -338,10 +330,11 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print):
     n_rows = len(grid_cells(grid, max_points)) * len(grid["gamma"])
     log(f"sweep: {n_rows - sum(len(g) for _, g in todo)} of {n_rows} rows already in {out}; "
         f"{len(todo)} data cells to run")
-    bar = _Progress([c for c, _ in todo], progress) if progress is not None and todo else None
+    bar = (Progress("sweep", "cells", [p * k for (k, _, p, _), _ in todo], progress)  # cost grows about as n * k
+           if progress is not None and todo else None)
     causes = {"lloyd": 0, "transformer": 0}
     with out.open("a", newline="") as f:
-        for i, ((k, d, p, s), gammas) in enumerate(todo):
+        for (k, d, p, s), gammas in todo:
             losses = cell_losses(k, d, p, s, gammas)
             lines = []
             for g in gammas:
@@ -352,17 +345,15 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print):
             f.write("".join(lines))
             f.flush()
             if bar:
-                bar.step(i)
+                bar.step()
     return summarize(read_sweep(out)), causes
 
 
 def _sweep_command(args):
     """``python -m kmt_ref sweep``: check --out (and any rows in it), --max-points and --compare, then run."""
-    out = check_output_file(args.out, "--out")
+    out = check_output_file(args.out, "--out", ".csv", SWEEP_FILE)  # resumed if it is a sweep CSV, else refused
     if args.max_points is not None:
         check_count(args.max_points, "--max-points", minimum=1)
-    if out.exists():
-        read_sweep(out)  # a file that is not a sweep CSV is refused, never overwritten
     theirs = None
     if args.compare is not None:
         if not Path(args.compare).is_file():
@@ -414,7 +405,7 @@ def register(sub):
                    help="small: 256 data cells of their values (under a minute); paper: their 10,000 "
                         "(30,000 rows; hours, resumable) (default: small)")
     p.add_argument("--out", default=DEFAULT_OUT,
-                   help="the CSV to write, or to resume if it is a sweep CSV; any other file is refused "
+                   help="the CSV to write (a name ending in .csv), or to resume if it is a sweep CSV; any other file is refused "
                         f"(default: {DEFAULT_OUT} in the current folder)")
     p.add_argument("--max-points", type=int, default=None,
                    help="only cells with at most this many points (the large n take most of the time)")

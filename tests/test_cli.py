@@ -15,7 +15,7 @@ import pytest
 
 import kmt_ref.learning.checkpoint as checkpoint
 import kmt_ref.learning.cli as learning_cli
-from kmt_ref import demo
+from kmt_ref import cli, demo, sweep
 from kmt_ref.cli import main
 from kmt_ref.validation import check_output_dir, check_output_file
 from kmt_ref.learning import MODELS_DIR, CheckpointError, load_checkpoint, load_evaluation, save_evaluation
@@ -268,12 +268,76 @@ def test_output_paths_are_checked_before_the_work(ckpt, tmp_path, capsys, no_wor
     fails(capsys, ["train", *TINY, "--out", tmp_path], "is a folder")
     fails(capsys, ["evaluate", ckpt, *QUICK, "--save", afile / "ev.npz"], "is a file, not a folder")
     fails(capsys, ["evaluate", ckpt, *QUICK, "--save", tmp_path], "is a folder")
-    fails(capsys, ["evaluate", ckpt, *QUICK, "--save", afile], "would be merged", "not a .npz file")
-    fails(capsys, ["evaluate", ckpt, *QUICK, "--save", ckpt], "would be merged", "training checkpoint")
+    fails(capsys, ["evaluate", ckpt, *QUICK, "--save", afile], "should end in .npz")
+    fails(capsys, ["evaluate", ckpt, *QUICK, "--save", ckpt], "merges the results", "(a training checkpoint)")
     fails(capsys, ["figures", "--outdir", afile / "figs"], "is a file, not a folder")
     fails(capsys, ["figures", "--outdir", afile], "is a file, not a folder")
     fails(capsys, ["demo", "--outdir", afile / "figs", "--n-layers", "1"], "is a file, not a folder")
     assert afile.read_text() == "my notes"
+
+
+def test_no_command_writes_over_a_file_of_another_kind(ckpt, tmp_path, capsys, no_work, monkeypatch):
+    """One rule for every command that writes: a name ends in its format's suffix (.npz, .csv), and an
+    existing file is written over only if it is of the command's own kind, whatever the flags."""
+    monkeypatch.setattr(sweep, "run_sweep", no_work_at_all)
+    readme = tmp_path / "README.md"
+    readme.write_text("# my project")
+    fails(capsys, ["train", *TINY, "--out", readme, "--force"], "--out=", "should end in .npz", "README.npz")
+    fails(capsys, ["train", *TINY, "--out", tmp_path / "x.txt"], "should end in .npz")
+    fails(capsys, ["evaluate", ckpt, *QUICK, "--save", readme], "--save=", "should end in .npz")
+    fails(capsys, ["sweep", "--out", readme], "--out=", "should end in .csv")
+    assert readme.read_text() == "# my project"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]  # no x.txt, x_best.npz, README_best.npz
+
+    other = tmp_path / "other.npz"
+    np.savez(other, a=np.zeros(2))
+    ev = tmp_path / "ev.npz"
+    save_evaluation(ev, {"random,n=8,normal": {"lloyd": np.ones((2, 3))}})
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(file_bytes(ckpt)[:200])
+    kept = {p: file_bytes(p) for p in (other, ev, cut)}
+    fails(capsys, ["train", *TINY, "--out", other, "--force"], "is not a kmt_ref training checkpoint",
+          "--force replaces a kmt_ref training checkpoint and no other file")
+    fails(capsys, ["train", *TINY, "--out", ev, "--force"], "holds evaluation results")
+    fails(capsys, ["train", *TINY, "--out", cut, "--force"], "damaged or truncated")
+    fails(capsys, ["train", "--resume", ckpt, "--steps", "20", "--out", other, "--force"], "not a kmt_ref training")
+    best_of = tmp_path / "run.npz"
+    (tmp_path / "run_best.npz").write_bytes(kept[other])
+    fails(capsys, ["train", *TINY, "--out", best_of, "--force"], "run_best.npz' exists", "best snapshot")
+    fails(capsys, ["evaluate", ckpt, *QUICK, "--save", other], "is not a kmt_ref evaluation file",
+          "writes over no other file")
+    notes = tmp_path / "notes.csv"
+    notes.write_text("date,weight\n")
+    fails(capsys, ["sweep", "--out", notes], "is not a sweep CSV", "resumes a sweep CSV")
+    assert notes.read_text() == "date,weight\n" and not best_of.exists()
+    assert all(file_bytes(p) == b for p, b in kept.items())
+
+    figs = tmp_path / "figs"
+    figs.mkdir()
+    (figs / "fig1_validation.png").write_text("not a picture")
+    (figs / "fig3_weights_and_attention.png").mkdir()
+    fails(capsys, ["demo", "--outdir", figs], "fig1_validation.png' exists and is not a PNG image")
+    fails(capsys, ["figures", "--outdir", figs, "--only", "fig1"], "is not a PNG image", "nothing else")
+    fails(capsys, ["figures", "--outdir", figs], "fig1_validation.png")
+    fails(capsys, ["figures", "--outdir", figs, "--only", "fig3"], "fig3_weights_and_attention.png' exists and is "
+          "a folder")
+    assert (figs / "fig1_validation.png").read_text() == "not a picture"
+
+
+def no_work_at_all(*a, **k):
+    raise AssertionError("the command started working before checking its output path")
+
+
+def test_output_folder_rule(tmp_path):
+    """A figure's PNG of an earlier run is replaced; a file of that name that is not a PNG is refused;
+    other files in the folder are not the command's business."""
+    (tmp_path / "fig.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"old picture")  # the PNG signature
+    (tmp_path / "notes.txt").write_text("mine")
+    assert check_output_dir(tmp_path, "--outdir", ["fig.png", "new.png"]) == tmp_path
+    (tmp_path / "new.png").write_text("mine too")
+    with pytest.raises(ValueError, match="new.png' exists and is not a PNG image"):
+        check_output_dir(tmp_path, "--outdir", ["fig.png", "new.png"])
+    assert check_output_dir(tmp_path, "--outdir", ["fig.png"]) == tmp_path
 
 
 @pytest.mark.skipif(not os.path.isdir("/sys"), reason="needs a folder nobody may write in")
@@ -304,12 +368,26 @@ def test_interrupted_training_says_how_to_resume(tmp_path, monkeypatch, capsys):
     assert f"continue with: python -m kmt_ref train --resume {out}" in err and err.endswith("interrupted\n")
 
 
-def test_out_of_memory_is_a_user_error(ckpt, monkeypatch, capsys):
+def test_out_of_memory_is_a_user_error(ckpt, monkeypatch, capsys, tmp_path):
     def too_big(*a, **k):
         raise MemoryError("Unable to allocate 335. GiB")
 
     monkeypatch.setattr(learning_cli, "evaluate", too_big)
-    fails(capsys, ["evaluate", ckpt, *QUICK], "out of memory (Unable to allocate 335. GiB)", "--n")
+    err = fails(capsys, ["evaluate", ckpt, *QUICK], "out of memory (Unable to allocate 335. GiB)", "(--n, --tasks)")
+    assert "--batch" not in err
+    monkeypatch.setattr(learning_cli, "train", too_big)
+    err = fails(capsys, ["train", *TINY, "--out", tmp_path / "m.npz"], "out of memory", "(--n, --batch, --n-val)")
+    assert "--tasks" not in err  # train has no --tasks
+    monkeypatch.setattr(demo, "_demo_command", too_big)
+    assert "--" not in fails(capsys, ["demo"], "out of memory", "free some memory")
+
+
+def test_memory_hints_name_options_of_their_command():
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    for command, options in cli.SIZE_OPTIONS.items():
+        known = commands[command]._option_string_actions
+        assert all(o in known for o in options), (command, options)
 
 
 def test_check_output_helpers(tmp_path):

@@ -4,7 +4,7 @@ A checkpoint (:func:`save_checkpoint`, :func:`load_checkpoint`) holds the
 trained weights, the :class:`~kmt_ref.learning.config.TrainConfig`, the seed,
 the history and the optimiser state for resuming; an evaluation file
 (:func:`save_evaluation`, :func:`load_evaluation`) holds per-task curves of the
-brief's evaluation (other n, k-means++ starts, other families). Both are ``.npz`` files written
+paper's evaluation (other n, k-means++ starts, other families). Both are ``.npz`` files written
 atomically; every way a file can be wrong ends in a :class:`CheckpointError`
 that says what is wrong with it. The committed models and their evaluation
 live in ``kmt_ref/models/`` (:data:`MODELS_DIR`).
@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+import zlib
 from dataclasses import dataclass, field, fields, asdict
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from .config import TrainConfig
 from .model import BLOCKS
 
 __all__ = ["MODELS_DIR", "CheckpointError", "Checkpoint", "HISTORY_KEYS", "CHECKPOINT_FORMAT", "save_checkpoint",
-           "load_checkpoint", "save_evaluation", "load_evaluation"]
+           "load_checkpoint", "save_evaluation", "load_evaluation", "CHECKPOINT_FILE", "EVALUATION_FILE"]
 
 #: folder of the committed trained models and their evaluation (package data)
 MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
@@ -74,6 +75,9 @@ CHECKPOINT_FORMAT = "kmt_ref.training/1"
 #: what ``state`` must hold to resume a run
 RESUME_STATE_KEYS = ("rng", "sched_best", "sched_bad", "lr", "best", "adam_t")
 
+#: the first bytes of a zip archive (a .npz file) that holds at least one entry
+_ZIP_HEAD = b"PK\x03\x04"
+
 
 def _write_npz_atomically(path, arrays, compressed=False):
     """Write ``arrays`` to a temporary file next to ``path``, then ``os.replace`` it.
@@ -100,12 +104,26 @@ def _read_npz(path, what):
         raise CheckpointError(f"{what} {str(path)!r} is a directory, not a .npz file")
     if not path.is_file():
         raise CheckpointError(f"{what} {str(path)!r} does not exist")
+    with path.open("rb") as f:
+        head = f.read(4)
     if not zipfile.is_zipfile(path):
+        if head == b"" or head == _ZIP_HEAD:  # empty, or a zip archive whose end (its directory) is missing
+            state = ("empty" if not head else
+                     "it begins like a .npz file, a zip archive, but its end is missing")
+            other = (", or use another checkpoint (a run's '<out>_best.npz' snapshot can be evaluated)"
+                     if what == "checkpoint" else "")
+            raise CheckpointError(
+                f"{what} {str(path)!r} is damaged or truncated ({path.stat().st_size} bytes; {state}). kmt_ref "
+                "writes its files atomically, so it was probably cut short while being copied or downloaded: "
+                f"copy it again{other}")
         raise CheckpointError(f"{what} {str(path)!r} is not a .npz file (it is not a zip archive)")
     try:
         with onp.load(path, allow_pickle=False) as z:
             return {key: z[key] for key in z.files}
-    except Exception as exc:  # a corrupt archive, object arrays, ...
+    except (zipfile.BadZipFile, EOFError, zlib.error) as exc:  # a member cut short, a bad CRC-32, ...
+        raise CheckpointError(f"{what} {str(path)!r} is damaged: a .npz file whose contents cannot be read "
+                              f"({exc}); copy it again") from None
+    except Exception as exc:  # object arrays, ...
         raise CheckpointError(f"{what} {str(path)!r} is not a readable .npz file: {exc}") from None
 
 
@@ -243,7 +261,7 @@ def load_checkpoint(path, d=None, k=None, with_adam=False):
 
 
 # --------------------------------------------------------------------------
-# Stored evaluation results (the brief's evaluation: other n, k-means++ starts, other families)
+# Stored evaluation results (the paper's evaluation: other n, k-means++ starts, other families)
 # --------------------------------------------------------------------------
 def save_evaluation(path, results, info=None):
     """Store evaluation curves, merging into an existing file.
@@ -297,3 +315,42 @@ def load_evaluation(path):
                                   "'<setting>::<name>' with a 2-D float array of log objectives")
         out.setdefault(parts[0], {})[parts[1]] = arr
     return out, info
+
+
+# --------------------------------------------------------------------------
+# What a command may write over (kmt_ref.validation.check_output_file's ``existing``)
+# --------------------------------------------------------------------------
+def _predicate(exc, path):
+    """``"is not a .npz file (...)"`` from ``"checkpoint 'x.npz' is not a .npz file (...)"``."""
+    msg = str(exc)
+    return msg.split(f"{str(path)!r} ", 1)[-1]
+
+
+def _not_a_checkpoint(path):
+    """Why the file ``path`` is not a kmt_ref training checkpoint of any version (None if it is one)."""
+    try:
+        data = _read_npz(path, "file")
+        meta = _read_meta(data, path, "file")
+    except CheckpointError as exc:
+        return _predicate(exc, path)
+    if "config" in meta and str(meta.get("format", "")).startswith("kmt_ref."):
+        return None
+    if any("::" in key for key in data):
+        return "holds evaluation results (written by `evaluate --save`), not a training checkpoint"
+    return "is not a kmt_ref training checkpoint (a .npz file without a checkpoint's 'meta')"
+
+
+def _not_an_evaluation(path):
+    """Why the file ``path`` is not a kmt_ref evaluation file (None if it is one)."""
+    try:
+        load_evaluation(path)
+    except CheckpointError as exc:
+        return _predicate(exc, path)
+    return None
+
+
+#: ``train --out``: an existing file is replaced (with ``--force``) only if it is a training checkpoint
+CHECKPOINT_FILE = ("--force replaces a kmt_ref training checkpoint and no other file", _not_a_checkpoint)
+#: ``evaluate --save``: the results are merged into an existing evaluation file; nothing else is written over
+EVALUATION_FILE = ("--save merges the results into a kmt_ref evaluation file and writes over no other file",
+                   _not_an_evaluation)

@@ -67,7 +67,8 @@ PAPER_SUITE = (
 EVAL_SEED = 2506_19125
 
 
-def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_chunk=32, dropout=0.0, rng=None):
+def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_chunk=32, dropout=0.0, rng=None,
+              progress=None):
     """Apply the trained layer ``n_steps`` times, re-embedding between steps.
 
     Parameters
@@ -86,6 +87,9 @@ def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_
         Attention dropout at evaluation (default 0, the project's protocol;
         the authors' evaluation keeps their training value 0.01). Needs ``rng``.
     rng : numpy.random.Generator, optional
+    progress : callable, optional
+        Called with the fraction of the work done (0 < f <= 1) after each
+        chunk of tasks at each step (a progress display; no effect on the result).
 
     Returns
     -------
@@ -103,9 +107,13 @@ def run_model(params, X, C0, n_steps, embedding="onehot", dtype="float32", task_
     centers = [onp.asarray(C0, dtype=onp.float64)]
     Xd = onp.asarray(X, dtype=dtype)
     C = onp.asarray(C0, dtype=dtype)
-    for _ in range(n_steps):
-        parts = [model_step(p, Xd[a:a + task_chunk], C[a:a + task_chunk], embedding, dropout, rng)
-                 for a in range(0, X.shape[0], task_chunk)]
+    starts = range(0, X.shape[0], task_chunk)
+    for t in range(n_steps):
+        parts = []
+        for i, a in enumerate(starts):
+            parts.append(model_step(p, Xd[a:a + task_chunk], C[a:a + task_chunk], embedding, dropout, rng))
+            if progress is not None:
+                progress((t * len(starts) + i + 1) / (n_steps * len(starts)))
         C = onp.concatenate(parts, axis=0)
         centers.append(C.astype(onp.float64))
     centers = onp.stack(centers)  # (T+1, B, d, k)
@@ -143,7 +151,7 @@ def lloyd_baseline(X, C0, n_steps, empty="keep", rng=None):
 
 
 def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, family="normal", init="random",
-             n_steps=20, seed=EVAL_SEED, scale=0.1, dtype="float32", dropout=0.0, lloyd_empty="keep"):
+             n_steps=20, seed=EVAL_SEED, scale=0.1, dtype="float32", dropout=0.0, lloyd_empty="keep", progress=None):
     r"""The paper's evaluation: T re-embedded steps of the model vs T Lloyd iterations.
 
     Parameters
@@ -169,6 +177,9 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
         Lloyd's empty-cluster policy: ``"keep"`` (default, kmt_ref's) or
         ``"reseed"`` (the authors' baseline: a random data point, drawn from
         ``default_rng([seed, 2])``, independent of the tasks and of dropout).
+    progress : callable, optional
+        Passed to :func:`run_model`: the fraction of the model's run done (Lloyd's
+        baseline, a few percent of the time at n >= 512, is not counted).
 
     Returns
     -------
@@ -197,7 +208,8 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     X, C0 = sample_tasks(rng, n_tasks, n, d, k, family, scale, init)
     chunk = max(1, (32 * 512 * 512) // (n * n))
     drop_rng = onp.random.default_rng([seed, 1]) if dropout else None  # the tasks do not depend on it
-    model_obj, _ = run_model(params, X, C0, n_steps, embedding, dtype, task_chunk=chunk, dropout=dropout, rng=drop_rng)
+    model_obj, _ = run_model(params, X, C0, n_steps, embedding, dtype, task_chunk=chunk, dropout=dropout, rng=drop_rng,
+                             progress=progress)
     reseed_rng = onp.random.default_rng([seed, 2]) if lloyd_empty == "reseed" else None
     lloyd_obj, hit_empty = lloyd_baseline(X, C0, n_steps, lloyd_empty, reseed_rng)
     model_log, lloyd_log = onp.log(model_obj), onp.log(lloyd_obj)

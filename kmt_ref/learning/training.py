@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as onp
 from autograd import value_and_grad
 
+from ..progress import format_duration
 from ..validation import check_count
 from .checkpoint import HISTORY_KEYS, Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
 from .config import TrainConfig
@@ -50,13 +51,6 @@ __all__ = ["TrainingDiverged", "validation_tasks", "validation_score", "train", 
 
 class TrainingDiverged(FloatingPointError):
     """The training loss became NaN or infinite."""
-
-
-def _fmt_time(seconds):
-    seconds = int(round(seconds))
-    h, rem = divmod(seconds, 3600)
-    m, s = divmod(rem, 60)
-    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
 
 
 def validation_tasks(config, seed):
@@ -174,7 +168,7 @@ def train(config=None, seed=0, out=None, resume=None, log=print):
                 eta = (elapsed - elapsed0) / done * (config.steps - step) if done else float("nan")
                 loss_txt = f"{mean_loss:10.4f}" if losses_done else f"{'-':>10}"
                 log(f"step {step:>6}/{config.steps}  loss {loss_txt}  val {val:.4f}  "
-                    f"lr {adam.lr:.3g}  elapsed {_fmt_time(elapsed)}  eta {_fmt_time(eta) if eta == eta else '?'}")
+                    f"lr {adam.lr:.3g}  elapsed {format_duration(elapsed)}  eta {format_duration(eta)}")
                 if out is not None and val < best and step > 0:
                     best = val
                     save_checkpoint(best_path, snapshot(step))

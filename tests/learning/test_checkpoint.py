@@ -56,3 +56,26 @@ def test_evaluation_file_merges_and_round_trips(tmp_path):
     np.testing.assert_array_equal(ev["kmeans++,n=8,normal"]["lloyd"], 2.0)
     with pytest.raises(CheckpointError, match="does not exist"):
         load_evaluation(tmp_path / "none.npz")
+
+
+def test_a_truncated_or_damaged_file_is_called_so_with_what_to_do(tmp_path):
+    """A checkpoint cut short (a copy or download interrupted) is not 'not a .npz file': it says damaged or
+    truncated, and what to do about it."""
+    train(dataclasses.replace(TINY, steps=10), seed=0, out=tmp_path / "m.npz", log=lambda s: None)
+    whole = (tmp_path / "m.npz").read_bytes()
+    for size in (len(whole) // 2, len(whole) - 1, 0):
+        (tmp_path / "cut.npz").write_bytes(whole[:size])
+        with pytest.raises(CheckpointError, match="damaged or truncated") as exc:
+            load_checkpoint(tmp_path / "cut.npz")
+        assert f"({size} bytes;" in str(exc.value) and "copy it again" in str(exc.value)
+        assert "_best.npz' snapshot" in str(exc.value)
+        with pytest.raises(CheckpointError, match=r"evaluation file .* is damaged or truncated .*copy it again$"):
+            load_evaluation(tmp_path / "cut.npz")
+    flipped = bytearray(whole)
+    flipped[len(whole) // 2] ^= 0xFF  # inside a stored array: its CRC-32 no longer matches
+    (tmp_path / "flipped.npz").write_bytes(bytes(flipped))
+    with pytest.raises(CheckpointError, match="is damaged: .*CRC-32.*copy it again"):
+        load_checkpoint(tmp_path / "flipped.npz")
+    (tmp_path / "notes.npz").write_text("not a zip archive at all")
+    with pytest.raises(CheckpointError, match="is not a .npz file .it is not a zip archive"):
+        load_checkpoint(tmp_path / "notes.npz")

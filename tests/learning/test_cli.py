@@ -105,3 +105,20 @@ def test_small_config_is_the_paper_protocol_at_d_8(capsys):
     assert (small.n, small.d, small.k, small.batch, small.steps) == (64, 8, 3, 16, 3000)
     assert main(["train", "--eval-tasks", "-1"]) == 2
     assert "--eval-tasks=-1 should be >= 0" in capsys.readouterr().err
+
+
+def test_evaluate_shows_its_progress_and_the_time_left(tmp_path, capsys):
+    """Every evaluate run (the --suite is the longest command after training) prints a status line on stderr
+    with an estimate of the time left; the results stay alone on stdout."""
+    out = tmp_path / "m.npz"
+    assert main(["train", "--n", "24", "--d", "2", "--k", "3", "--batch", "4", "--steps", "5", "--eval-every", "5",
+                 "--n-val", "4", "--eval-tasks", "0", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(out), str(out.with_name("m_best.npz")), "--tasks", "3", "--steps", "2",
+                 "--n", "24", "48"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert lines and all(re.fullmatch(r"evaluate: \d/4 runs \(settings x models\) \(\d+\.\d% of the work\), "
+                                      r"\dm\d\ds elapsed, about (\dm\d\ds|\?) left", ln) for ln in lines), lines
+    assert lines[-1].startswith("evaluate: 4/4 runs (settings x models) (100.0% of the work)")
+    assert "left" not in captured.out
