@@ -343,7 +343,7 @@ def check_output_dir(path, name, files=(), existing=PNG_FILE):
 
 
 # --------------------------------------------------------------------------
-# Attention scores, dropout and positive reals (appended for issue 8).
+# Attention scores, dropout and positive reals.
 # What a legitimate score is (kmt_ref.core.normalizers): a real number or -inf, a
 # mask that gets weight exactly 0; NaN and +inf never are; every slice along
 # the normalized axis needs at least one finite score (linear: finite, >= 0).
@@ -456,7 +456,7 @@ def check_dropout(dropout, rng):
 
 # --------------------------------------------------------------------------
 # Arrays handed to the plotting functions (kmt_ref.viz). Moved from
-# kmt_ref/viz/plotting.py (issue 9); lenient on purpose: a picture of a
+# kmt_ref/viz/plotting.py; lenient on purpose: a picture of a
 # matrix with NaN or of an empty run is still a picture.
 # --------------------------------------------------------------------------
 def check_2d(A, name):
@@ -484,8 +484,8 @@ def check_labels(labels, n, name="labels"):
 
 
 # --------------------------------------------------------------------------
-# Hyperparameters of the learning experiment (appended for issue 9, when
-# kmt_ref/learning/ gathered its checks here): real numbers in an interval, as
+# Hyperparameters of the learning experiment (kmt_ref/learning/ keeps its
+# checks here): real numbers in an interval, as
 # a training configuration stores them, and enough points for the clusters.
 # --------------------------------------------------------------------------
 def check_real_in(value, name, lo, hi, lo_open=True, hi_open=True):
