@@ -25,10 +25,11 @@ __all__ = [
 #: squared distances stays in the processor's cache, and no (k, n) matrix is ever allocated
 CHUNK = 2048
 
-#: multiply-adds per matrix product of :func:`distance_blocks` (:func:`product_blocks`): at least a
-#: few million, so that a threaded BLAS splits one product over its threads (OpenBLAS gives a product
-#: a second thread from 2**19 multiply-adds on); the (k, width) product stays O(k CHUNK) for k d >= 256
-PRODUCT_WORK = 2**22
+#: entries of one matrix product of :func:`distance_blocks` (:func:`product_blocks`), 16 MB: few
+#: and large products, because a threaded BLAS splits each one over its threads and waits for them
+#: (a block of 2,048 points at k = d = 16 gets a second OpenBLAS thread for 30 microseconds of work;
+#: on a busy machine each such wait can take milliseconds), while the memory stays bounded
+PRODUCT_ENTRIES = 2**21
 
 
 @dataclass
@@ -115,20 +116,19 @@ def _chunks(n, width=None):
     return zip(bounds[:-1], bounds[1:])
 
 
-def product_blocks(n, k, d):
+def product_blocks(n, k):
     """``(a, b)`` bounds of the column blocks in which a (k, d) x (d, n) product is taken.
 
-    Blocks of a multiple of CHUNK columns with about :data:`PRODUCT_WORK`
-    multiply-adds each (at least CHUNK columns), the last one-column block
-    joined to the one before (:func:`_chunks`). A function of the shape
-    alone, not of the number of threads: :func:`distance_blocks` and the
-    attention scores of :mod:`kmt_ref.core.attention` take their products in
-    these blocks, so they compute the same numbers (a BLAS kernel can round a
-    column of a product differently with the columns around it), on any
-    machine and at any thread count.
+    Blocks of the largest multiple of CHUNK columns whose (k, width) product
+    has at most :data:`PRODUCT_ENTRIES` entries (at least CHUNK columns), the
+    last one-column block joined to the one before (:func:`_chunks`). A
+    function of the shape alone, not of the number of threads:
+    :func:`distance_blocks` and the attention scores of
+    :mod:`kmt_ref.core.attention` (:func:`block_products`) take their products
+    in these blocks, so they compute the same numbers (a BLAS kernel can round
+    a column of a product differently with the columns around it).
     """
-    width = CHUNK * max(1, PRODUCT_WORK // (CHUNK * max(1, k * d)))
-    return _chunks(n, width)
+    return _chunks(n, CHUNK * max(1, PRODUCT_ENTRIES // (CHUNK * max(1, k))))
 
 
 def nearest_labels(X, C, x_sq=None, objective=False):
@@ -180,7 +180,7 @@ def block_products(K, Q):
     (:func:`kmt_ref.core.attention.scores_from_projections`) take theirs here,
     so that its scores and the exact layer's are the same numbers.
     """
-    blocks = list(product_blocks(Q.shape[1], K.shape[1], K.shape[0]))
+    blocks = list(product_blocks(Q.shape[1], K.shape[1]))
     if len(blocks) == 1:
         return np.matmul(K.T, Q)
     out = np.empty((K.shape[1], Q.shape[1]))
@@ -201,10 +201,10 @@ def distance_blocks(X, C, x_sq=None):
     (:mod:`kmt_ref.core.exact.layer`), so that the argmin of its scores is
     :func:`nearest_labels` by construction.
     """
-    (d, n), k = X.shape, C.shape[1]
+    n, k = X.shape[1], C.shape[1]
     c_sq = np.sum(C * C, axis=0)[:, None]  # (k, 1)
     CT = C.T  # (k, d), a view: the operand the plain path passes (a copy can take another BLAS kernel, e.g. for one point)
-    blocks = list(product_blocks(n, k, d))
+    blocks = list(product_blocks(n, k))
     D = np.empty(k * min(n, CHUNK + 1))  # one block
     cross = np.empty(k * max(b - a for a, b in blocks))  # one product
     for pa, pb in blocks:
