@@ -22,13 +22,13 @@ __all__ = [
 ]
 
 #: points per block in :func:`nearest_labels` and :func:`frame_objective`: a (k, CHUNK) block of
-#: squared distances stays in the processor's cache, and no (k, n) matrix is ever allocated
+#: squared distances stays in the processor's cache (the products come in larger blocks: PRODUCT_ENTRIES)
 CHUNK = 2048
 
 #: entries of one matrix product of :func:`distance_blocks` (:func:`product_blocks`), 16 MB: few
 #: and large products, because a threaded BLAS splits each one over its threads and waits for them
-#: (a block of 2,048 points at k = d = 16 gets a second OpenBLAS thread for 30 microseconds of work;
-#: on a busy machine each such wait can take milliseconds), while the memory stays bounded
+#: (a block of 2,048 points at k = d = 16 gets a second OpenBLAS thread for about 30 microseconds of
+#: work; on a busy machine each such wait can take milliseconds), while the memory stays bounded
 PRODUCT_ENTRIES = 2**21
 
 
@@ -136,13 +136,14 @@ def nearest_labels(X, C, x_sq=None, objective=False):
 
     Every squared distance is the expression of :func:`squared_distances`
     (``(||x||^2 + ||c||^2) - 2 c.x``, the same operations in the same order),
-    but the (k, n) matrix is never formed: memory O(k CHUNK), and each block
-    stays in cache. The products ``c.x`` are taken block by block
+    but the (k, n) matrix is never formed: memory O(k CHUNK) for the distances,
+    each block of them in cache, and O(min(k n, PRODUCT_ENTRIES)) for the
+    products ``c.x``, taken in the larger blocks of :func:`product_blocks`
     (:func:`distance_blocks`). A BLAS kernel can round a column of a product
     differently with the number of columns around it (seen: one weight of a
     4,097-point softmax layer, tests/core/test_exact_layer.py), so the
     attention scores of :mod:`kmt_ref.core.attention` take their products in
-    the same blocks. Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
+    the same blocks (:func:`block_products`). Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
     gamma = inf call this one function, so their bit-for-bit equality does not
     rest on that either.
 
@@ -196,6 +197,9 @@ def distance_blocks(X, C, x_sq=None):
     points ``a <= i < b`` (the expression of :func:`squared_distances`, the
     same operations in the same order), in a contiguous scratch block that the
     next step overwrites: use it, or copy it, before asking for the next. The
+    products ``c.x`` are taken one per block of :func:`product_blocks` (a few
+    large products, which a threaded BLAS splits over its threads), the rest
+    CHUNK points at a time in cache. The
     one function that computes these numbers for :func:`nearest_labels` and
     for the finite-gamma softmax of the exact layer
     (:mod:`kmt_ref.core.exact.layer`), so that the argmin of its scores is
