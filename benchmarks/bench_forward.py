@@ -1,4 +1,4 @@
-"""Forward-pass benchmark: Lloyd and the k-means transformer against minimal NumPy steps, at 1 and the default BLAS threads.
+"""Forward-pass benchmark: Lloyd and the k-means transformer against minimal NumPy steps, at 1 and default BLAS threads.
 
     python benchmarks/bench_forward.py [--n 100000 --d 16 --k 16 --layers 10 --repeat 7 --threads 1,default]
 
@@ -133,7 +133,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", default="1,default",
-                    help="BLAS thread counts to measure, comma-separated; 'default' is the BLAS's own (needs threadpoolctl)")
+                    help="BLAS thread counts, comma-separated; 'default' is the BLAS's own (needs threadpoolctl)")
     a = ap.parse_args(argv)
     print(f"seed={a.seed} n={a.n} d={a.d} k={a.k} layers={a.layers} repeat={a.repeat} threads={a.threads}")
     rng = np.random.default_rng(a.seed)
@@ -169,7 +169,8 @@ def main(argv=None):
     for setting in settings:
         floor_cpu, floor_wall, _ = t[setting, "minimal Lloyd"]
         soft_cpu, soft_wall, _ = t[setting, "minimal soft step, 1e4"]
-        print(f"BLAS threads: {counts[setting]} ({setting}); floors: minimal Lloyd {floor_cpu / a.layers * 1e3:.1f} ms CPU "
+        print(f"BLAS threads: {counts[setting]} ({setting}); floors: minimal Lloyd "
+              f"{floor_cpu / a.layers * 1e3:.1f} ms CPU "
               f"per iteration ({floor_wall / a.layers * 1e3:.1f} ms wall), minimal soft step "
               f"{soft_cpu / a.layers * 1e3:.1f} ms CPU ({soft_wall / a.layers * 1e3:.1f} ms wall)")
         for name in funcs:

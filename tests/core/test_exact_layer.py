@@ -309,7 +309,8 @@ def test_product_blocks_are_few_and_large():
             assert blocks[0][0] == 0 and blocks[-1][1] == n
             assert all(b0 == a1 for (_, b0), (a1, _) in zip(blocks, blocks[1:]))
             width = blocks[0][1] - blocks[0][0]
-            assert all(b - a == width for a, b in blocks[:-1]) and 2 <= blocks[-1][1] - blocks[-1][0] <= width + 1 or n < 2
+            assert all(b - a == width for a, b in blocks[:-1])
+            assert 2 <= blocks[-1][1] - blocks[-1][0] <= width + 1 or n < 2
             assert width % CHUNK == 0 or len(blocks) == 1
             assert k * width <= max(PRODUCT_ENTRIES, k * CHUNK) or len(blocks) == 1
 
