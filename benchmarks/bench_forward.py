@@ -22,8 +22,8 @@ ratios against a baseline measured alongside mean anything):
   float64s, at three values of n: it must stay flat (target <= 4; no n x n and
   no n x k x d arrays).
 
-At more than one thread the CPU time counts every thread (OpenBLAS's threads
-also spin while they wait for work); the wall time is what a user waits.
+At more than one thread the CPU time counts the time of every thread; the wall
+time is what a user waits.
 """
 from __future__ import annotations
 

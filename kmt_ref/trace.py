@@ -27,8 +27,9 @@ CHUNK = 2048
 
 #: entries of one matrix product of :func:`distance_blocks` (:func:`product_blocks`), 16 MB: few
 #: and large products, because a threaded BLAS splits each one over its threads and waits for them
-#: (a block of 2,048 points at k = d = 16 gets a second OpenBLAS thread for about 30 microseconds of
-#: work; on a busy machine each such wait can take milliseconds), while the memory stays bounded
+#: (measured on a loaded 2-core machine, n = 100,000, k = d = 16: 49 products of 2,048 points, about
+#: 30 microseconds each on one thread, took 9 ms on two threads against 1.6 ms on one), while the
+#: memory stays bounded
 PRODUCT_ENTRIES = 2**21
 
 
