@@ -1,33 +1,45 @@
-"""Forward-pass benchmark: Lloyd and the k-means transformer against a minimal NumPy Lloyd.
+"""Forward-pass benchmark: Lloyd and the k-means transformer against minimal NumPy steps, at 1 and default BLAS threads.
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_forward.py [--n 100000 --d 16 --k 16 --layers 10 --repeat 7]
+    python benchmarks/bench_forward.py [--n 100000 --d 16 --k 16 --layers 10 --repeat 7 --threads 1,default]
 
 Prints, measured in this one run (the machines are shared and noisy, so only
 ratios against a baseline measured alongside mean anything):
 
 - time: the median over ``--repeat`` alternating runs (CPU time of this
-  process, and wall time) of each contender, as a ratio to the floor, a
-  minimal NumPy Lloyd (:func:`minimal_lloyd`: one n x k score matrix
-  ``||c||^2 - 2 X^T C``, argmin, ``bincount`` means; no checks, no trace, no
-  objective). Contenders: the package's ``lloyd`` (target <= 1.2x), the
-  gamma = inf ``kmeans_transformer`` (target <= 2x) and the authors' finite-gamma
-  circuit (gamma = 1e4, identity resets, linear block 3: ``center_update="linear"``);
+  process, and wall time) of each contender, as a ratio to a floor, at each
+  BLAS thread count of ``--threads`` (``default``: the BLAS's own, set by
+  threadpoolctl, the thread counts alternating too). The floors:
+  :func:`minimal_lloyd`, Lloyd as a NumPy user writes it (one n x k score
+  matrix ``||c||^2 - 2 X^T C``, argmin, ``bincount`` means; no checks, no
+  trace, no objective), and for the finite-gamma circuit also
+  :func:`minimal_soft_step`, one soft k-means step as a NumPy user writes it
+  (the scores, exp, normalised over the centers, the weighted means).
+  Contenders: the package's ``lloyd`` (target <= 1.2x the Lloyd floor), the
+  gamma = inf ``kmeans_transformer`` (target <= 2x) and the authors'
+  finite-gamma circuit (gamma = 1e4, identity resets, linear block 3:
+  ``center_update="linear"``);
 - memory: peak traced allocation (tracemalloc) of each, in units of n (d + k)
   float64s, at three values of n: it must stay flat (target <= 4; no n x n and
   no n x k x d arrays).
 
-Run with one BLAS thread on a shared machine: a threaded BLAS waiting for a
-busy core makes every matrix product erratic.
+At more than one thread the CPU time counts the time of every thread; the wall
+time is what a user waits.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import tracemalloc
 
 import numpy as np
 
 from kmt_ref import kmeans_transformer, lloyd
+
+try:
+    from threadpoolctl import threadpool_info, threadpool_limits
+except ImportError:  # installed with scikit-learn; without it only the thread count set by the environment is measured
+    threadpool_info = threadpool_limits = None
 
 
 def minimal_lloyd(X, C, n_iter):
@@ -42,17 +54,66 @@ def minimal_lloyd(X, C, n_iter):
     return C
 
 
-def timings(funcs, repeat):
-    """Median CPU and wall seconds of each function, the functions run in turn ``repeat`` times."""
-    cpu = {name: [] for name in funcs}
-    wall = {name: [] for name in funcs}
+def minimal_soft_step(X, C, n_iter, gamma):
+    """The finite-gamma floor: soft k-means as a NumPy user writes it (the authors' circuit computes these steps).
+
+    Responsibilities ``softmax_j(-gamma ||x_i - c_j||^2)`` (``||x||^2`` dropped:
+    softmax is shift invariant per point), then each center the mean of the
+    points weighted by them; a center with total weight 0 is kept.
+    """
+    for _ in range(n_iter):
+        S = -gamma * (np.sum(C * C, axis=0) - 2.0 * (X.T @ C))  # (n, k)
+        S -= np.max(S, axis=1, keepdims=True)
+        W = np.exp(S)
+        W /= np.sum(W, axis=1, keepdims=True)  # (n, k) responsibilities
+        mass = np.sum(W, axis=0)  # (k,)
+        C = np.where(mass > 0, (X @ W) / np.where(mass > 0, mass, 1.0), C)
+    return C
+
+
+def thread_setting(threads):
+    """A context that runs the BLAS with ``threads`` threads ("default": its own number, as set by the environment)."""
+    if threads == "default" or threadpool_limits is None:
+        return contextlib.nullcontext()
+    return threadpool_limits(int(threads), user_api="blas")
+
+
+def blas_threads():
+    """The BLAS's thread count now (None if threadpoolctl is not installed)."""
+    if threadpool_info is None:
+        return None
+    return max((p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"), default=None)
+
+
+FLOORS = ("minimal Lloyd", "minimal soft step, 1e4")
+
+
+def timings(funcs, repeat, settings):
+    """Median CPU and wall seconds of each function at each thread setting, and the medians of the ratios
+    to the floors measured in the same round: ``{(setting, name): (cpu, wall, {floor: (cpu ratio, wall ratio)})}``.
+
+    Each round runs every setting in turn, and in it every function in turn, so that a change of the
+    machine's load falls on all of them alike.
+    """
+    cpu = {(t, name): [] for t in settings for name in funcs}
+    wall = {(t, name): [] for t in settings for name in funcs}
     for _ in range(repeat):
-        for name, func in funcs.items():
-            c, w = time.process_time(), time.perf_counter()
-            func()
-            cpu[name].append(time.process_time() - c)
-            wall[name].append(time.perf_counter() - w)
-    return {name: (float(np.median(cpu[name])), float(np.median(wall[name]))) for name in funcs}
+        for t in settings:
+            with thread_setting(t):
+                for name, func in funcs.items():
+                    c, w = time.process_time(), time.perf_counter()
+                    func()
+                    cpu[t, name].append(time.process_time() - c)
+                    wall[t, name].append(time.perf_counter() - w)
+    out = {}
+    for (t, name), cs in cpu.items():
+        ratios = {}
+        for floor in FLOORS:
+            rc = np.array(cs) / np.array(cpu[t, floor])
+            rw = np.array(wall[t, name]) / np.array(wall[t, floor])
+            ratios[floor] = (float(np.median(rc)), float(np.median(rw)))
+        out[t, name] = (float(np.median(cs)), float(np.median(wall[t, name])), ratios)
+    return out
 
 
 def peak_bytes(func):
@@ -71,8 +132,10 @@ def main(argv=None):
     ap.add_argument("--layers", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", default="1,default",
+                    help="BLAS thread counts, comma-separated; 'default' is the BLAS's own (needs threadpoolctl)")
     a = ap.parse_args(argv)
-    print(f"seed={a.seed} n={a.n} d={a.d} k={a.k} layers={a.layers} repeat={a.repeat}")
+    print(f"seed={a.seed} n={a.n} d={a.d} k={a.k} layers={a.layers} repeat={a.repeat} threads={a.threads}")
     rng = np.random.default_rng(a.seed)
     X = rng.uniform(0, 1, (a.d, a.n))
     C0 = X[:, rng.choice(a.n, a.k, replace=False)]
@@ -84,21 +147,41 @@ def main(argv=None):
     print(f"check: labels and centers bit-identical at all {a.layers} layers (lloyd, transformer); the floor's "
           f"final centers differ from lloyd's by {np.abs(ref.centers[-1] - minimal_lloyd(X, C0, a.layers)).max():.1e}"
           " (it drops ||x||^2 from its scores, which can move a near tie)")
+    soft = kmeans_transformer(X, C0, a.layers, gamma=1e4, center_update="linear").centers[-1]
+    print(f"check: the soft-step floor's final centers differ from the authors' circuit's by "
+          f"{np.abs(soft - minimal_soft_step(X, C0, a.layers, 1e4)).max():.1e}")
 
     funcs = {
         "minimal Lloyd": lambda: minimal_lloyd(X, C0, a.layers),
+        "minimal soft step, 1e4": lambda: minimal_soft_step(X, C0, a.layers, 1e4),
         "lloyd": lambda: lloyd(X, C0, a.layers),
         "transformer, gamma = inf": lambda: kmeans_transformer(X, C0, a.layers),
         "authors' circuit, 1e4": lambda: kmeans_transformer(X, C0, a.layers, gamma=1e4, center_update="linear"),
     }
-    targets = {"lloyd": 1.2, "transformer, gamma = inf": 2.0, "authors' circuit, 1e4": 2.0}
-    t = timings(funcs, a.repeat)
-    floor_cpu, floor_wall = t["minimal Lloyd"]
-    print(f"floor: minimal Lloyd {floor_cpu / a.layers * 1e3:.1f} ms CPU per iteration "
-          f"({floor_wall / a.layers * 1e3:.1f} ms wall)")
-    for name, (c, w) in t.items():
-        target = f"(target <= {targets[name]}x)" if name in targets else ""
-        print(f"time   {name:26s} {c * 1e3:8.1f} ms CPU  {c / floor_cpu:5.2f}x   wall {w / floor_wall:5.2f}x  {target}")
+    targets = {"lloyd": 1.2, "transformer, gamma = inf": 2.0}
+    settings = a.threads.split(",") if threadpool_limits is not None else ["default"]
+    counts = {}
+    for setting in settings:
+        with thread_setting(setting):
+            counts[setting] = blas_threads()
+    t = timings(funcs, a.repeat, settings)
+    print("time: medians over the rounds; ratios are medians of the per-round ratios to each floor")
+    for setting in settings:
+        floor_cpu, floor_wall, _ = t[setting, "minimal Lloyd"]
+        soft_cpu, soft_wall, _ = t[setting, "minimal soft step, 1e4"]
+        print(f"BLAS threads: {counts[setting]} ({setting}); floors: minimal Lloyd "
+              f"{floor_cpu / a.layers * 1e3:.1f} ms CPU "
+              f"per iteration ({floor_wall / a.layers * 1e3:.1f} ms wall), minimal soft step "
+              f"{soft_cpu / a.layers * 1e3:.1f} ms CPU ({soft_wall / a.layers * 1e3:.1f} ms wall)")
+        for name in funcs:
+            c, w, r = t[setting, name]
+            target = f"(target <= {targets[name]}x)" if name in targets else ""
+            line = (f"  {name:26s} {c * 1e3:8.1f} ms CPU  x Lloyd floor: CPU {r['minimal Lloyd'][0]:5.2f}x "
+                    f"wall {r['minimal Lloyd'][1]:5.2f}x")
+            if "1e4" in name:
+                line += (f"   x soft-step floor: CPU {r['minimal soft step, 1e4'][0]:5.2f}x "
+                         f"wall {r['minimal soft step, 1e4'][1]:5.2f}x")
+            print(f"{line}  {target}")
 
     unit = 8 * (a.d + a.k)
     for name, func in funcs.items():

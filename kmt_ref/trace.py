@@ -22,8 +22,15 @@ __all__ = [
 ]
 
 #: points per block in :func:`nearest_labels` and :func:`frame_objective`: a (k, CHUNK) block of
-#: squared distances stays in the processor's cache, and no (k, n) matrix is ever allocated
+#: squared distances stays in the processor's cache (the products come in larger blocks: PRODUCT_ENTRIES)
 CHUNK = 2048
+
+#: entries of one matrix product of :func:`distance_blocks` (:func:`product_blocks`), 16 MB: few
+#: and large products, because a threaded BLAS splits each one over its threads and waits for them
+#: (measured on a loaded 2-core machine, n = 100,000, k = d = 16: 49 products of 2,048 points, about
+#: 30 microseconds each on one thread, took 9 ms on two threads against 1.6 ms on one), while the
+#: memory stays bounded
+PRODUCT_ENTRIES = 2**21
 
 
 @dataclass
@@ -97,17 +104,32 @@ def nearest_center(X, C):
     return np.argmin(D, axis=0), D
 
 
-def _chunks(n):
-    """``(a, b)`` bounds of consecutive blocks of at most CHUNK columns covering ``range(n)``.
+def _chunks(n, width=None):
+    """``(a, b)`` bounds of consecutive blocks of at most ``width`` (CHUNK) columns covering ``range(n)``.
 
     A last block of one column joins the previous one, so that every block is
     a matrix product of at least two columns (numpy computes a one-column
     product with a matrix-vector kernel, which may round differently).
     """
-    bounds = list(range(0, n, CHUNK)) + [n]
+    bounds = list(range(0, n, width or CHUNK)) + [n]
     if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
         del bounds[-2]
     return zip(bounds[:-1], bounds[1:])
+
+
+def product_blocks(n, k):
+    """``(a, b)`` bounds of the column blocks in which a (k, d) x (d, n) product is taken.
+
+    Blocks of the largest multiple of CHUNK columns whose (k, width) product
+    has at most :data:`PRODUCT_ENTRIES` entries (at least CHUNK columns), the
+    last one-column block joined to the one before (:func:`_chunks`). A
+    function of the shape alone, not of the number of threads:
+    :func:`distance_blocks` and the attention scores of
+    :mod:`kmt_ref.core.attention` (:func:`block_products`) take their products
+    in these blocks, so they compute the same numbers (a BLAS kernel can round
+    a column of a product differently with the columns around it).
+    """
+    return _chunks(n, CHUNK * max(1, PRODUCT_ENTRIES // (CHUNK * max(1, k))))
 
 
 def nearest_labels(X, C, x_sq=None, objective=False):
@@ -115,13 +137,14 @@ def nearest_labels(X, C, x_sq=None, objective=False):
 
     Every squared distance is the expression of :func:`squared_distances`
     (``(||x||^2 + ||c||^2) - 2 c.x``, the same operations in the same order),
-    but the (k, n) matrix is never formed: memory O(k CHUNK), and each block
-    stays in cache. The products ``c.x`` are taken block by block
+    but the (k, n) matrix is never formed: memory O(k CHUNK) for the distances,
+    each block of them in cache, and O(min(k n, PRODUCT_ENTRIES)) for the
+    products ``c.x``, taken in the larger blocks of :func:`product_blocks`
     (:func:`distance_blocks`). A BLAS kernel can round a column of a product
     differently with the number of columns around it (seen: one weight of a
     4,097-point softmax layer, tests/core/test_exact_layer.py), so the
     attention scores of :mod:`kmt_ref.core.attention` take their products in
-    the same blocks. Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
+    the same blocks (:func:`block_products`). Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
     gamma = inf call this one function, so their bit-for-bit equality does not
     rest on that either.
 
@@ -152,6 +175,22 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     return (labels, J) if objective else labels
 
 
+def block_products(K, Q):
+    """``K.T @ Q`` (r, q) for K (m, r) and Q (m, q), one product per block of :func:`product_blocks`.
+
+    The products of :func:`distance_blocks`: the plain path's attention scores
+    (:func:`kmt_ref.core.attention.scores_from_projections`) take theirs here,
+    so that its scores and the exact layer's are the same numbers.
+    """
+    blocks = list(product_blocks(Q.shape[1], K.shape[1]))
+    if len(blocks) == 1:
+        return np.matmul(K.T, Q)
+    out = np.empty((K.shape[1], Q.shape[1]))
+    for a, b in blocks:
+        out[:, a:b] = np.matmul(K.T, Q[:, a:b])
+    return out
+
+
 def distance_blocks(X, C, x_sq=None):
     """The squared distances of :func:`nearest_labels`, CHUNK points at a time: yields ``(a, b, D)``.
 
@@ -159,6 +198,9 @@ def distance_blocks(X, C, x_sq=None):
     points ``a <= i < b`` (the expression of :func:`squared_distances`, the
     same operations in the same order), in a contiguous scratch block that the
     next step overwrites: use it, or copy it, before asking for the next. The
+    products ``c.x`` are taken one per block of :func:`product_blocks` (a few
+    large products, which a threaded BLAS splits over its threads), the rest
+    CHUNK points at a time in cache. The
     one function that computes these numbers for :func:`nearest_labels` and
     for the finite-gamma softmax of the exact layer
     (:mod:`kmt_ref.core.exact.layer`), so that the argmin of its scores is
@@ -167,17 +209,21 @@ def distance_blocks(X, C, x_sq=None):
     n, k = X.shape[1], C.shape[1]
     c_sq = np.sum(C * C, axis=0)[:, None]  # (k, 1)
     CT = C.T  # (k, d), a view: the operand the plain path passes (a copy can take another BLAS kernel, e.g. for one point)
-    width = min(n, CHUNK + 1)
-    D, cross = np.empty(k * width), np.empty(k * width)  # one block each
-    for a, b in _chunks(n):
-        Db, crossb, Xb = _scratch(D, k, b - a), _scratch(cross, k, b - a), X[:, a:b]
-        xb_sq = np.sum(Xb * Xb, axis=0) if x_sq is None else x_sq[a:b]  # (b - a,) the same numbers, in cache
-        Db[...] = xb_sq
-        Db += c_sq  # ||x||^2 + ||c||^2 (a copy and an add are faster than one broadcast add)
-        np.matmul(CT, Xb, out=crossb)  # c . x
-        crossb *= 2.0
-        Db -= crossb  # (k, b - a) squared distances
-        yield a, b, Db
+    blocks = list(product_blocks(n, k))
+    D = np.empty(k * min(n, CHUNK + 1))  # one block
+    cross = np.empty(k * max(b - a for a, b in blocks))  # one product
+    for pa, pb in blocks:
+        crossp = _scratch(cross, k, pb - pa)
+        np.matmul(CT, X[:, pa:pb], out=crossp)  # c . x, one product per block of product_blocks
+        for a, b in _chunks(pb - pa):
+            a, b = pa + a, pa + b
+            Db, crossb, Xb = _scratch(D, k, b - a), crossp[:, a - pa : b - pa], X[:, a:b]
+            xb_sq = np.sum(Xb * Xb, axis=0) if x_sq is None else x_sq[a:b]  # (b - a,) the same numbers, in cache
+            Db[...] = xb_sq
+            Db += c_sq  # ||x||^2 + ||c||^2 (a copy and an add are faster than one broadcast add)
+            crossb *= 2.0
+            Db -= crossb  # (k, b - a) squared distances
+            yield a, b, Db
 
 
 def _scratch(buf, rows, m):
@@ -242,10 +288,16 @@ def _argmin_columns(D, hit, rank):
 
 
 def _block_objective(Xb, C, labels, out):
-    """``sum_i ||x_i - c_{l_i}||^2`` over a block of points, with ``out`` (d, m) as scratch."""
-    np.subtract(Xb, C[:, labels], out=out)  # x_i - c_{l_i} (fancy indexing gathers faster than take(axis=1))
-    flat = out.ravel() if out.flags.c_contiguous else out.copy().ravel()
-    return float(np.dot(flat, flat))
+    """``sum_i ||x_i - c_{l_i}||^2`` over a block of points, with ``out`` (d, m) as scratch.
+
+    The sum is NumPy's own (pairwise) reduction, not a BLAS dot product: a
+    threaded BLAS splits a long dot product over its threads, so that its
+    rounding, and the objective's last bits, would depend on the thread count
+    (and each block would wait for a second thread).
+    """
+    np.subtract(Xb, C.take(labels, axis=1), out=out)  # x_i - c_{l_i} (take gathers twice as fast as C[:, labels])
+    np.multiply(out, out, out=out)
+    return float(out.sum())
 
 
 def frame_objective(X, C, labels=None, x_sq=None):

@@ -25,7 +25,7 @@ import numpy as onp
 import autograd.numpy as np
 from autograd.tracer import getval, isbox
 
-from ..trace import CHUNK, _chunks
+from ..trace import block_products
 from ..validation import check_dropout
 from .exact.limits import (hard_cross, is_disjoint_uniform, project, same_map, segment_mean, self_attention_limit,
                            used_rows)
@@ -52,15 +52,13 @@ __all__ = ["HAND_VJP", "ANCHORED", "scores_from_projections", "attention_scores"
 def scores_from_projections(KZk, QZ, score, scale):
     """Raw scores (without gamma) from projected keys (.., dk, r) and queries (.., dk, q).
 
-    For plain 2-D arrays with more than CHUNK queries the products are taken CHUNK queries at a time,
-    in the blocks of :func:`kmt_ref.trace.distance_blocks`: a BLAS kernel can round a column of a
+    For plain 2-D arrays the products are taken by :func:`kmt_ref.trace.block_products`, in the
+    column blocks of :func:`kmt_ref.trace.distance_blocks`: a BLAS kernel can round a column of a
     product differently with the number of columns around it, and these blocks make the scores the
     very numbers that :func:`kmt_ref.trace.nearest_labels` and the exact layer compute.
     """
-    if QZ.ndim == 2 and KZk.ndim == 2 and QZ.shape[1] > CHUNK and not (isbox(KZk) or isbox(QZ)):
-        cross = onp.empty((KZk.shape[1], QZ.shape[1]))  # (r, q)
-        for a, b in _chunks(QZ.shape[1]):
-            cross[:, a:b] = onp.matmul(KZk.T, QZ[:, a:b])
+    if QZ.ndim == 2 and KZk.ndim == 2 and not (isbox(KZk) or isbox(QZ)):
+        cross = block_products(KZk, QZ)  # (r, q)
     else:
         cross = np.matmul(np.swapaxes(KZk, -1, -2), QZ)  # (..., r, q)
     if score == "dot":

@@ -295,6 +295,73 @@ def test_exact_layer_over_several_chunks_equals_the_plain_path(n, gamma, center_
     np.testing.assert_array_equal(trace.objective, searched)
 
 
+def test_product_blocks_are_few_and_large():
+    """trace.product_blocks: consecutive blocks covering range(n), multiples of CHUNK columns (the last may
+    carry one more: no one-column product), at most PRODUCT_ENTRIES entries (k x width); at k = 16 a search
+    over 100,000 points is one product, which a threaded BLAS splits over its threads (49 products of
+    2,048 points took 9 ms on two threads of a loaded machine against 1.6 ms on one)."""
+    from kmt_ref.trace import PRODUCT_ENTRIES, product_blocks
+
+    assert list(product_blocks(100_000, 16)) == [(0, 100_000)]
+    for n in (1, 2, CHUNK, CHUNK + 1, 10**6 + 1, 3 * 10**6):
+        for k in (1, 16, 1000, 5000):
+            blocks = list(product_blocks(n, k))
+            assert blocks[0][0] == 0 and blocks[-1][1] == n
+            assert all(b0 == a1 for (_, b0), (a1, _) in zip(blocks, blocks[1:]))
+            width = blocks[0][1] - blocks[0][0]
+            assert all(b - a == width for a, b in blocks[:-1])
+            assert 2 <= blocks[-1][1] - blocks[-1][0] <= width + 1 or n < 2
+            assert width % CHUNK == 0 or len(blocks) == 1
+            assert k * width <= max(PRODUCT_ENTRIES, k * CHUNK) or len(blocks) == 1
+
+
+@pytest.mark.parametrize("gamma,center_update", [(1e4, "linear"), (3.0, "euclidean"), (np.inf, "euclidean")])
+def test_exact_layer_over_several_products_equals_the_plain_path(gamma, center_update, monkeypatch):
+    """Products of 2 CHUNK columns (PRODUCT_ENTRIES lowered), n = 4 CHUNK + 1 (a last product of 2 CHUNK + 1
+    columns): distance_blocks takes one product per block of product_blocks, the plain path's scores the same
+    products (trace.block_products), the tokens are the same numbers, and at gamma = inf the trace is Lloyd's."""
+    from kmt_ref import kmeans_transformer, lloyd
+    from kmt_ref.trace import block_products, distance_blocks, frame_objective, product_blocks
+
+    monkeypatch.setattr("kmt_ref.trace.PRODUCT_ENTRIES", 2 * CHUNK * 16)
+    n = 4 * CHUNK + 1
+    assert list(product_blocks(n, 16)) == [(0, 2 * CHUNK), (2 * CHUNK, n)]
+    rng = np.random.default_rng(11)
+    X = rng.uniform(0, 1, (16, n))
+    C0 = X[:, rng.choice(n, 16, replace=False)]
+    x_sq, c_sq = np.sum(X * X, axis=0), np.sum(C0 * C0, axis=0)[:, None]
+    cross = np.concatenate([C0.T @ X[:, a:b] for a, b in product_blocks(n, 16)], axis=1)
+    np.testing.assert_array_equal(block_products(C0, X), cross)
+    for a, b, D in distance_blocks(X, C0):
+        assert b - a <= CHUNK + 1
+        np.testing.assert_array_equal(D, (x_sq[a:b] + c_sq) - 2.0 * cross[:, a:b])
+    params, emb = lloyd_weights(16, 16, center_update)
+    in_place_and_plain(params, emb, lloyd_layer(gamma, center_update=center_update), X, C0)
+    trace = kmeans_transformer(X, C0, 3, gamma=gamma, center_update=center_update)
+    np.testing.assert_array_equal(trace.objective, [frame_objective(X, C) for C in trace.centers])
+    if gamma == np.inf:
+        ref = lloyd(X, C0, 3)
+        for field in ("labels", "centers", "objective"):
+            np.testing.assert_array_equal(getattr(trace, field), getattr(ref, field))
+
+
+def test_objective_does_not_depend_on_the_blas_thread_count():
+    """The objective sums its squares with NumPy's reduction: a threaded BLAS dot product splits a long sum
+    over its threads and rounds it differently with their number."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from kmt_ref.trace import frame_objective
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(16, 10 * CHUNK))
+    for C in rng.normal(size=(5, 16, 8)):  # a BLAS dot product differed here for 3 of the 5 (OpenBLAS, 2 threads)
+        found = []
+        for threads in (1, 2):
+            with threadpoolctl.threadpool_limits(threads):
+                found.append(frame_objective(X, C))
+                found.append(nearest_labels(X, C, objective=True)[1])
+        assert len(set(found)) == 1, found
+
+
 @pytest.mark.parametrize("case", all_cases()[::5], ids=lambda c: c[0])
 def test_nearest_labels_and_objective_on_the_case_table(case):
     """Labels of the chunked pass = the dense argmin; its objective = the direct distances to them."""
