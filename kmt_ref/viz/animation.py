@@ -40,11 +40,14 @@ from matplotlib.colors import to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
+from .. import kmeans_transformer, lloyd
+from ..data import toy_data
 from ..trace import ClusteringTrace
 from ..validation import check_2d, check_count
-from .canvas import _color
+from .canvas import _color, save_png
 
-__all__ = ["animate_trace", "animation_html", "trace_animation_html", "trace_frame", "frame_steps"]
+__all__ = ["animate_trace", "animation_html", "trace_animation_html", "trace_frame", "frame_steps",
+           "fig_animation_still"]
 
 #: the largest to_jshtml page :func:`animation_html` writes, in MB (matplotlib's ``animation.embed_limit``)
 EMBED_LIMIT_MB = 2.0
@@ -168,7 +171,7 @@ class _Frames:
         ax_obj.plot(steps, reference.log_objective, "-", color="0.3", lw=2.2, label=reference_label)
         ax_obj.plot(steps, trace.log_objective, "--o", color="C1", ms=3, lw=1.2, label=trace_label)
         self.marker = ax_obj.axvline(0, color="C3", lw=1.0)
-        self.gap = ax_obj.text(0.97, 0.97, "", transform=ax_obj.transAxes, ha="right", va="top", fontsize=7,
+        self.gap = ax_obj.text(0.04, 0.05, "", transform=ax_obj.transAxes, ha="left", va="bottom", fontsize=7,
                                bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.7"})
         ax_obj.set_xlabel("step t (layer / iteration)", fontsize=7)
         ax_obj.set_ylabel("log k-means objective", fontsize=7)
@@ -176,7 +179,7 @@ class _Frames:
         ax_obj.tick_params(labelsize=7)
         ax_obj.grid(alpha=0.3)
         ax_obj.legend(fontsize=6.5, loc="center right")
-        ax_obj.set_title("log objective", fontsize=8)
+        ax_obj.set_title(f"log objective\ngap = log J - log J({reference_label})", fontsize=8)
 
     def draw(self, i):
         """Set every artist to frame ``i``; return them (FuncAnimation's callback)."""
@@ -210,7 +213,7 @@ class _Frames:
                           fontsize=8)
         self.marker.set_xdata([c_step, c_step])
         gap = tr.log_objective[c_step] - ref.log_objective[c_step]
-        self.gap.set_text(f"t = {c_step}: log J gap\n{self.trace_label} - {self.reference_label} = {gap:+.2e}")
+        self.gap.set_text(f"gap at t = {c_step}:\n{gap:+.2e}")
         return [self.points, self.rings, self.centers, self.ref_centers, self.image, self.marker, self.gap,
                 *self.paths, *self.ref_paths]
 
@@ -223,7 +226,7 @@ def _frames(X, trace, reference, per_block, max_points, seed, trace_label, refer
 
 
 def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=0, trace_label="transformer",
-                  reference_label="Lloyd", interval=900, figsize=(10.5, 3.4), dpi=64):
+                  reference_label="Lloyd", interval=900, figsize=(8.4, 2.8), dpi=72):
     """Animate ``trace`` against ``reference``: a frame per layer (or per block), three panels each.
 
     Parameters
@@ -317,7 +320,7 @@ def trace_frame(X, trace, reference, frame=-1, **kwargs):
     matplotlib.figure.Figure
     """
     defaults = dict(per_block=False, max_points=300, seed=0, trace_label="transformer", reference_label="Lloyd",
-                    figsize=(10.5, 3.4), dpi=64)
+                    figsize=(8.4, 2.8), dpi=72)
     defaults.update(kwargs)
     frames = _frames(X, trace, reference, **defaults)
     count = len(frames.steps)
@@ -326,3 +329,16 @@ def trace_frame(X, trace, reference, frame=-1, **kwargs):
         raise ValueError(f"frame must be an integer in [{-count}, {count}) for {count} frames, got frame={frame!r}")
     frames.draw(int(frame) % count)
     return frames.fig
+
+
+def fig_animation_still(path, seed=19, gamma=10.0, n_layers=4, frame=2):
+    """Write ``fig_animation_still.png``: frame ``frame`` of the toy example's gamma = 10 animation (notebook 01).
+
+    :func:`trace_frame` of ``kmeans_transformer(X, C0, n_layers, gamma, record=True)``
+    against ``lloyd(X, C0, n_layers)`` on :func:`kmt_ref.data.toy_data` ``(seed)``;
+    the default frame is layer 2, where two labels differ from Lloyd's.
+    """
+    X, C0 = toy_data(seed)
+    ref, tr = lloyd(X, C0, n_layers), kmeans_transformer(X, C0, n_layers, gamma, record=True)
+    fig = trace_frame(X, tr, ref, frame=frame, trace_label=f"transformer, γ = {gamma:g}", dpi=110)
+    return save_png(fig, path, dpi=110)

@@ -186,7 +186,8 @@ def _support_panel(X, tr, ref, ax, title, is_out):
     ax.scatter(X[0, used], X[1, used], s=16, c=colors[lab[used]], linewidths=0, zorder=1)
     ax.scatter(X[0, ~used], X[1, ~used], s=18, marker="x", c="0.45", linewidths=0.9, zorder=1)
     if is_out is not None:
-        ax.scatter(X[0, is_out], X[1, is_out], s=90, facecolors="none", edgecolors="k", linewidths=0.8, zorder=2)
+        ax.scatter(X[0, is_out], X[1, is_out], s=90, marker="s", facecolors="none", edgecolors="k", linewidths=0.8,
+                   zorder=2)
     for j in range(k):
         ax.plot(tr.centers[:, 0, j], tr.centers[:, 1, j], "-", color=_color(j), lw=1.2, zorder=3)
     ax.scatter(tr.centers[-1, 0], tr.centers[-1, 1], s=60, marker="^", c=list(colors), edgecolors="k", zorder=4)
@@ -213,7 +214,7 @@ def _support_legend(ax, is_out):
                Line2D([], [], ls="", marker="^", mfc="0.6", mec="k", ms=7, label="center, last layer"),
                Line2D([], [], ls="", marker="o", mfc="none", mec="0.3", mew=1.5, ms=10, label="Lloyd's center")]
     if is_out is not None:
-        handles.append(Line2D([], [], ls="", marker="o", mfc="none", mec="k", ms=9, label="outlier"))
+        handles.append(Line2D([], [], ls="", marker="s", mfc="none", mec="k", ms=8, label="outlier"))
     ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.06), ncol=2,
               frameon=False)
 
