@@ -108,7 +108,7 @@ class _Frames:
     """The artists of the three panels and :meth:`draw`, which sets them to one frame."""
 
     def __init__(self, X, trace, reference, per_block, max_points, seed, trace_label, reference_label,
-                 figsize, dpi):
+                 figsize, dpi, axes):
         d, n = X.shape
         self.trace, self.reference = trace, reference
         self.trace_label, self.reference_label = trace_label, reference_label
@@ -122,8 +122,12 @@ class _Frames:
         self.shown = shown[np.argsort(reference.labels[-1][shown], kind="stable")]  # grouped by final cluster
         self.X = X[:, self.shown]  # (2, m)
         self.palette = np.array([to_rgba(_color(j)) for j in range(k)])  # (k, 4)
-        self.fig = plt.figure(figsize=figsize, dpi=dpi, layout="constrained")
-        ax_plane, ax_attn, ax_obj = self.fig.subplots(1, 3, width_ratios=[1.15, 1.0, 1.0])
+        if axes is None:
+            self.fig = plt.figure(figsize=figsize, dpi=dpi, layout="constrained")
+            ax_plane, ax_attn, ax_obj = self.fig.subplots(1, 3, width_ratios=[1.15, 1.0, 1.0])
+        else:
+            ax_plane, ax_attn, ax_obj = axes
+            self.fig = ax_plane.figure
         self.axes = (ax_plane, ax_attn, ax_obj)
         # the plane
         m = self.shown.size
@@ -218,15 +222,20 @@ class _Frames:
                 *self.paths, *self.ref_paths]
 
 
-def _frames(X, trace, reference, per_block, max_points, seed, trace_label, reference_label, figsize, dpi):
+def _frames(X, trace, reference, per_block, max_points, seed, trace_label, reference_label, figsize, dpi,
+            axes=None):
     X, trace, reference = _check_inputs(X, trace, reference)
     max_points = check_count(max_points, "max_points", minimum=1)
+    if axes is not None:
+        axes = list(np.ravel(axes))
+        if len(axes) != 3:
+            raise ValueError(f"axes must hold 3 matplotlib Axes (plane, attention, objective), got {len(axes)}")
     return _Frames(X, trace, reference, bool(per_block), max_points, seed, trace_label, reference_label,
-                   figsize, dpi)
+                   figsize, dpi, axes)
 
 
 def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=0, trace_label="transformer",
-                  reference_label="Lloyd", interval=900, figsize=(8.4, 2.8), dpi=72):
+                  reference_label="Lloyd", interval=900, figsize=(8.4, 2.8), dpi=72, axes=None):
     """Animate ``trace`` against ``reference``: a frame per layer (or per block), three panels each.
 
     Parameters
@@ -251,13 +260,17 @@ def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=
         Milliseconds between frames.
     figsize : (float, float); dpi : float
         The figure; its size in pixels is what every frame costs in the page.
+    axes : three matplotlib Axes, optional
+        Plane, attention, objective, on one figure (then ``figsize`` and
+        ``dpi`` are that figure's own); default a new figure.
 
     Returns
     -------
     matplotlib.animation.FuncAnimation
         Its figure is ``anim._fig``; ``len(frame_steps(T, per_block))`` frames.
     """
-    frames = _frames(X, trace, reference, per_block, max_points, seed, trace_label, reference_label, figsize, dpi)
+    frames = _frames(X, trace, reference, per_block, max_points, seed, trace_label, reference_label, figsize, dpi,
+                     axes)
     anim = FuncAnimation(frames.fig, frames.draw, frames=len(frames.steps), init_func=lambda: frames.draw(0),
                          interval=interval, blit=False, repeat=False)
     anim.frames = frames  # the artists, for inspection
@@ -320,7 +333,7 @@ def trace_frame(X, trace, reference, frame=-1, **kwargs):
     matplotlib.figure.Figure
     """
     defaults = dict(per_block=False, max_points=300, seed=0, trace_label="transformer", reference_label="Lloyd",
-                    figsize=(8.4, 2.8), dpi=72)
+                    figsize=(8.4, 2.8), dpi=72, axes=None)
     defaults.update(kwargs)
     frames = _frames(X, trace, reference, **defaults)
     count = len(frames.steps)

@@ -125,3 +125,13 @@ def test_bad_inputs_name_the_argument(toy_runs):
         animation.trace_frame(X, tr, ref, frame=4)
     with pytest.raises(ValueError, match="max_points"):
         animation.animate_trace(X, tr, ref, max_points=0)
+
+
+def test_given_axes_are_drawn_on(toy_runs):
+    X, ref, tr, _ = toy_runs
+    fig, axes = plt.subplots(1, 3)
+    assert animation.trace_frame(X, tr, ref, axes=axes) is fig
+    assert len(axes[0].collections) == 4 and len(axes[1].images) == 1
+    with pytest.raises(ValueError, match="axes"):
+        animation.trace_frame(X, tr, ref, axes=axes[:2])
+    plt.close("all")
