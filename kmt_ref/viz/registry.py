@@ -24,6 +24,7 @@ FIGURES = [
     ("fig_binary_finite_gamma.png", "kmt_ref.viz.binary_figures:fig_binary_finite_gamma"),
     ("fig_binary_cost.png", "kmt_ref.viz.binary_figures:fig_binary_cost"),
     ("fig_binary_training.png", "kmt_ref.viz.binary_figures:fig_binary_training"),
+    ("fig_animation_still.png", "kmt_ref.viz.animation:fig_animation_still"),
 ]
 
 

@@ -264,6 +264,25 @@ for t in range(trf.n_steps):
           f"log J = {trf.log_objective[t + 1]:.4f} (Lloyd {ref.log_objective[t + 1]:.4f})")
 
 # %% [markdown]
+# **Watch it move.** The animation replays the same four layers. Left: the points, coloured by the $y_i$
+# that block 1 writes; the transformer's centers as filled dots, Lloyd's as hollow circles drawn on top,
+# with the path of each center so far. At γ = ∞ every dot sits inside its circle in every frame: the
+# two runs are the same run. Middle: block 1's attention of that layer (centers × points, points grouped
+# by Lloyd's last cluster), one-hot columns. Right: both log objectives with the current step marked;
+# the curves coincide. (`kmt_ref.viz.animation`; the frames are PNG images in the page, played by
+# matplotlib's `to_jshtml` JavaScript.)
+
+# %%
+from IPython.display import HTML
+from kmt_ref.viz.animation import trace_animation_html
+
+trf_rec = kmeans_transformer(X, C0, n_layers=4, record=True)     # record=True keeps block 1's attention
+assert np.allclose(trf_rec.centers, ref.centers, rtol=0, atol=1e-12)
+html_inf = trace_animation_html(X, trf_rec, ref, trace_label="transformer, γ = ∞")
+print(f"animation: {len(html_inf) / 1e3:.0f} kB of HTML, {trf_rec.n_steps + 1} frames")
+HTML(html_inf)
+
+# %% [markdown]
 # ## 7. An empty cluster, kept thanks to the flag token
 #
 # The authors' construction has no rule for an empty cluster. Lloyd's algorithm in `kmt_ref` keeps an empty
@@ -337,6 +356,44 @@ fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Ll
 # from γ = 100 on and every label matches from γ = 10³ on, although at γ = 10³ only a few
 # assignments are exactly one-hot in float64: a weight $e^{-\gamma\,\mathrm{gap}}$ is exactly 0
 # only when $\gamma \cdot \mathrm{gap} > 745$.*
+
+# %% [markdown]
+# **Where and when they part, at γ = 10.** The same animation for the γ = 10 run
+# (`per_block=True` would give two frames per layer: blocks 1 + 2 assign, then blocks 3 + 4 move the
+# centers; one frame per layer keeps the page small). Watch the colours: a point between two
+# clusters is a blend, because its $y_i$ is a soft assignment, and every center is pulled a little
+# toward the non-members that leak into its mean, so the filled dots leave Lloyd's circles from layer 1
+# on. A black ring marks a point whose label (the largest entry of $y_i$) differs from Lloyd's. The
+# printout gives the count per layer and the log-objective gap after each layer.
+
+# %%
+trf_10 = kmeans_transformer(X, C0, n_layers=4, gamma=10.0, record=True)
+for t in range(trf_10.n_steps):
+    print(f"layer {t + 1}: labels differing from Lloyd's = {int(np.sum(trf_10.labels[t] != ref.labels[t]))}, "
+          f"max |c - c_Lloyd| = {np.abs(trf_10.centers[t + 1] - ref.centers[t + 1]).max():.3f}, "
+          f"log J gap = {trf_10.log_objective[t + 1] - ref.log_objective[t + 1]:+.4f}")
+html_soft = trace_animation_html(X, trf_10, ref, trace_label="transformer, γ = 10")
+print(f"animation: {len(html_soft) / 1e3:.0f} kB of HTML, {trf_10.n_steps + 1} frames")
+assert np.any(trf_10.labels[1] != ref.labels[1]) and trf_10.log_objective[-1] > ref.log_objective[-1]
+HTML(html_soft)
+
+# %% [markdown]
+# **Turn the knob yourself.** One function, `kmt_ref.viz.sliders.plot_block1_gamma`, draws what one value of
+# block 1's γ does: top, block 1's attention in layer 1 (the soft assignment matrix, points grouped by
+# Lloyd's first clusters); middle, each point's *leak*, the weight $\sum_{j\ne\ell_i} y_{ij}$ it gives to
+# the centers other than Lloyd's choice $\ell_i$ (log scale, anything below 10⁻²⁰ drawn at 10⁻²⁰);
+# bottom, the log-objective gap to Lloyd after each layer. First at four values side by side, then
+# behind a slider (it moves in a running notebook; a stored page shows the figures only).
+
+# %%
+from kmt_ref.viz.sliders import plot_block1_gamma, small_multiples, parameter_sliders
+
+fig = small_multiples(lambda g, axes: plot_block1_gamma(X, C0, g, n_layers=4, axes=axes),
+                      [1.0, 10.0, 100.0, np.inf], rows=3, panel_size=(3.2, 2.4),
+                      title="block 1 at gamma = 1, 10, 100, inf (toy example, 4 layers)")
+plt.show()
+parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
+                  {"gamma": [0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1e3, 1e4, np.inf]})
 
 # %% [markdown]
 # ## Summary

@@ -321,6 +321,22 @@ assert errors[-1] < 1e-12 and errors[0] > 0.1
 fig = plot_soft_beta_sweep(X, C0, betas=(1.0, 10.0, 100.0, 1000.0), n_layers=10)
 
 # %% [markdown]
+# **Turn β yourself.** `kmt_ref.viz.sliders.plot_soft_beta` draws one β: the points in their mixed colours,
+# each center's path to where soft k-means leaves it after 10 layers (filled dots), Lloyd's centers after
+# 10 steps as hollow circles (the hard limit, β = ∞), and the responsibilities below. Side by side at four
+# values, the last the limit itself, then behind a slider (it moves in a running notebook).
+
+# %%
+from kmt_ref.viz.sliders import plot_soft_beta, small_multiples, parameter_sliders
+
+fig = small_multiples(lambda b, axes: plot_soft_beta(X, C0, b, n_layers=10, axes=axes),
+                      [3.0, 30.0, 300.0, np.inf], rows=2, panel_size=(3.2, 3.0),
+                      title="soft k-means at beta = 3, 30, 300 and the hard limit")
+plt.show()
+parameter_sliders(lambda beta: plot_soft_beta(X, C0, beta, n_layers=10),
+                  {"beta": [0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0, 300.0, 1e3, np.inf]})
+
+# %% [markdown]
 # **Small β: one merged center.** When β → 0 every responsibility tends to $1/k$, and after one
 # step every center is the mean of all the data:
 

@@ -384,6 +384,26 @@ ax.legend()
 plt.show()
 
 # %% [markdown]
+# **Turn γ₂ yourself, and the robust γ beside it.** `kmt_ref.viz.sliders.plot_sparse_supports` draws, after
+# T layers, which points block 3 lets into some center's mean in the last layer (in their cluster's colour;
+# grey crosses get weight 0 in every mean), where the centers went (triangles, with their paths) and
+# Lloyd's centers (hollow circles): top, the trimmed circuit (normmax) at γ₂; bottom, the robust circuit
+# (sparsemax, the authors' rule) at its γ. The outliers lie beyond the frame; each title counts how many of
+# them enter a mean. Side by side at three values, then behind two sliders (they move in a running
+# notebook).
+
+# %%
+from kmt_ref.viz.sliders import plot_sparse_supports, small_multiples, parameter_sliders
+
+fig = small_multiples(lambda g, axes: plot_sparse_supports(X, C0, g, g, n_layers=T, is_out=is_out, axes=axes),
+                      [0.3, GAMMA2, 30.0], rows=2, panel_size=(3.4, 3.6),
+                      title=f"gamma2 (top) and the robust gamma (bottom) at 0.3, {GAMMA2:g}, 30")
+plt.show()
+parameter_sliders(lambda gamma2, gamma: plot_sparse_supports(X, C0, gamma2, gamma, n_layers=T, is_out=is_out),
+                  {"gamma2": [0.0, 0.1, 0.3, 1.0, GAMMA2, 10.0, 30.0, 100.0],
+                   "gamma": [0.01, 0.1, 0.3, 1.0, GAMMA_ROBUST, 10.0, 30.0, 100.0]})
+
+# %% [markdown]
 # ## 8. Comparison with Cuesta-Albertos, Gordaliza & Matrán (1997)
 #
 # Classical trimmed k-means with trimming proportion ρ (here 0.05) keeps a **global** number $h = \lceil(1-\rho)n\rceil$
