@@ -5,9 +5,10 @@ from kmt_ref.algorithms.sparse_update import separating_penalties
 from kmt_ref.exercises import nb03
 
 _X, _C0, _ = nb03._data()
-_GAMMA1_CHOSEN = separating_penalties(_X, _C0, nb03.GAMMA2)[0]
-_D2 = (_GAMMA1_CHOSEN - 2.0) / nb03.GAMMA2              # separating_penalties: gamma1 = gamma2 D^2 + 2
+_GAMMA1_CHOSEN = separating_penalties(_X, _C0, nb03.GAMMA2_LEAK)[0]
+_D2 = (_GAMMA1_CHOSEN - 2.0) / nb03.GAMMA2_LEAK             # separating_penalties: gamma1 = gamma2 D^2 + 2
 _G1 = nb03.leak_threshold()
+_G1_LAYERS = nb03.leak_thresholds()
 _WIN = nb03.quantile_windows()
 _GR = nb03.robust_outlier_gamma()
 _P = nb03._outlier_probabilities()
@@ -21,10 +22,13 @@ WRONG = {
         0.5,                              # a number, not a vector
     ],
     "03.2": [
-        0.2,                              # the old exercise's premise: nothing leaks at 0.2
-        0.01,                             # the issue's example: nothing leaks at 0.01 either
+        0.2,                              # far above: nothing leaks at 0.2
+        0.007108,                         # the threshold at the notebook's gamma2 = 3, not the exercise's 0.5
+        _G1_LAYERS[0],                    # layer 1 only: a later layer sets the threshold
+        _G1_LAYERS[:2].max(),             # the first two layers only
+        _G1_LAYERS[-1],                   # the last layer only
         _GAMMA1_CHOSEN,                   # separating_penalties' choice, a sufficient value
-        (nb03.GAMMA2 * _D2 + 1) / 2,      # the inequality's bound, also only sufficient
+        (nb03.GAMMA2_LEAK * _D2 + 1) / 2,  # the inequality's bound, also only sufficient
         2 * _G1,                          # forgot that ||e_j - y_i||^2 = 2 for a non-member
         0.5 * _G1,                        # something leaks there, but also above
     ],
