@@ -11,7 +11,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._registry import Wrong, as_array, as_float, exercise, expect, expect_value
+from ._registry import Wrong, as_array, as_float, exercise, expect, expect_value, multiple_choice
 
 #: the notebook's seed and parameters (notebooks/src/03_sparse_and_sampling_variants.py)
 SEED = 4
@@ -295,3 +295,61 @@ def _c037(answer):
 exercise("03.8", "More outliers than a trimming proportion allows", kind="explore", difficulty=2, minutes=25,
          objective="Compare trimming set by a score gap (normmax, sparsemax) with trimming set by a proportion "
                    "(Cuesta-Albertos) and with sampling (k-medoids) as the number of outliers grows")(None)
+
+
+# ============================================================================= self-checks (quiz), one per section
+# Each sits right after the section it checks; the notebook prints nothing that gives its answer before it.
+
+# ----------------------------------------------------------------------------- 03.9 (after section 1)
+QUIZ_Z = np.array([1.0, 0.5, -1.0])           # 03.9's scores
+
+
+@exercise("03.9", "Self-check: sparsemax by hand", kind="quiz", difficulty=1, minutes=2,
+          objective="compute sparsemax from its threshold tau and tell it from normmax and softmax",
+          checks="sparsemax([1, 0.5, -1]) (3 weights) to 4 significant digits")
+def _c(answer):
+    from ..core.normalizers import normmax, softmax, sparsemax
+    want = sparsemax(QUIZ_Z)
+    expect_value(answer, want, what="the sparsemax weights",
+                 wrong=[(normmax(QUIZ_Z, alpha=np.inf), "that is alpha = inf normmax, uniform on the support; "
+                                                        "sparsemax's weights are z - tau on it"),
+                        (softmax(QUIZ_Z), "that is softmax: sparsemax gives exact zeros"),
+                        ([1.0, 0.0, 0.0], "the second score is less than 1 below the maximum: does it get weight 0?")],
+                 hint="not sparsemax: find tau = max_s (z_1:s - 1)/s over the sorted scores, then take [z - tau]_+")
+    return "right: tau = 1/4, so the weights are [z - 1/4]_+"
+
+
+# ----------------------------------------------------------------------------- 03.10 (after section 4)
+QUIZ_SQ = np.array([0.0, 0.1, 0.5])           # 03.10's members' squared distances to their center
+QUIZ_GAMMA, QUIZ_D = 4.0, 2                   # the robust gamma of section 4 and the data's d
+
+
+@exercise("03.10", "Self-check: robust weights of three members", kind="quiz", difficulty=1, minutes=2,
+          objective="compute the robust rule's member weights (sparsemax of -gamma ||x - c||^2 / sqrt(d))",
+          checks="block 3's weights of three members at squared distances 0, 0.1, 0.5 (gamma = 4, d = 2), "
+                 "to 4 significant digits")
+def _c(answer):
+    from ..core.normalizers import normmax, sparsemax
+    g = QUIZ_GAMMA / np.sqrt(QUIZ_D)
+    want = sparsemax(-g * QUIZ_SQ)
+    expect_value(answer, want, what="the three weights",
+                 wrong=[(sparsemax(-QUIZ_GAMMA * QUIZ_SQ), "the robust score divides by sqrt(d)"),
+                        (normmax(-g * QUIZ_SQ, alpha=np.inf), "uniform on the kept members is the trimmed rule "
+                                                              "(normmax); the robust rule uses sparsemax"),
+                        (np.full(3, 1 / 3), "that is Lloyd's mean: sparsemax can give a far member weight 0")],
+                 hint="not the weights: scores z = -gamma ||x - c||^2 / sqrt(d), then sparsemax (section 1's tau)")
+    return "right: a straight line in the squared distance, and the farthest member is cut off"
+
+
+# ----------------------------------------------------------------------------- 03.11 (after section 5)
+@exercise("03.11", "Self-check: what a medoid is", kind="quiz", difficulty=1, minutes=1,
+          objective="say what the k-medoids circuit's hard Gumbel block 3 writes into a center token",
+          checks="a choice among four statements about the new center of a populated cluster")
+def _c(answer):
+    multiple_choice(answer, "a", {
+        "b": "mu_j is computed first (block mu), but block 3 then samples: what does a one-hot attention over "
+             "points write?",
+        "c": "non-members are penalized beyond the Gumbel noise range: can one be sampled?",
+        "d": "that is what a soft attention would write; hard Gumbel attention is one-hot",
+    })
+    return "right: a one-hot attention over the members writes one member point"

@@ -104,6 +104,24 @@ ax.set_title("sparse maps give exactly 0 once the gap reaches 1")
 plt.show()
 
 # %% [markdown]
+# ### Exercise 03.9
+#
+# A self-check on §1: what is sparsemax(z) for z = [1, 0.5, −1]? Work out τ first. `answer` = the three weights
+# (4 significant digits).
+
+# %%
+### BEGIN SOLUTION
+z_q = np.array([1.0, 0.5, -1.0])
+# (z_1:s - 1)/s = 0, 1/4, -1/2 for s = 1, 2, 3: tau = 1/4
+answer = np.maximum(z_q - 0.25, 0.0)
+assert np.allclose(answer, sparsemax(z_q)) and np.isclose(simplex_threshold(z_q)[0], 0.25)
+### END SOLUTION
+
+# %%
+from kmt_ref.exercises import check
+check("03.9", answer)
+
+# %% [markdown]
 # ## 2. Data with a few far outliers
 #
 # Three Gaussian blobs in the unit square (30 points each) and four outliers at distance 1.5 from its center; the
@@ -277,6 +295,23 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ### Exercise 03.10
+#
+# A self-check on §4: a cluster has three members at squared distances 0, 0.1 and 0.5 from its center. With this
+# notebook's γ = 4 and d = 2, which weights does the robust block 3 give them? `answer` = the three weights
+# (4 significant digits).
+
+# %%
+### BEGIN SOLUTION
+scores_q = -GAMMA_ROBUST / np.sqrt(d) * np.array([0.0, 0.1, 0.5])   # -gamma ||x - c||^2 / sqrt(d)
+answer = sparsemax(scores_q)
+print("scores", scores_q, "-> weights", answer)
+### END SOLUTION
+
+# %%
+check("03.10", answer)
+
+# %% [markdown]
 # ## 5. Randomized k-medoids: an extra decoder block, then hard Gumbel attention (**(open)**)
 #
 # A first decoder sublayer writes the member mean $\mu_j$ into extra rows of center token $j$ (Theorem 2.1's
@@ -338,6 +373,30 @@ axes[1].set_ylabel("")                             # the same keys as on the lef
 W3m = tr_med.layers[0].weights["3"][:n]
 assert np.all(W3m.sum(axis=0) == 1) and np.all(labels0[np.argmax(W3m, axis=0)] == np.arange(k))
 plt.show()
+
+# %% [markdown]
+# ### Exercise 03.11
+#
+# A self-check on §5: after a layer of the k-medoids circuit, the new center of a cluster that has members is always
+#
+# - (a) one of its member points
+# - (b) the member mean $\mu_j$
+# - (c) the point of any cluster nearest to $\mu_j$
+# - (d) a softmax-weighted mean of its members
+#
+# `answer` = the letter, as a string.
+
+# %%
+### BEGIN SOLUTION
+# block 3's hard Gumbel attention is one-hot on a member (non-members are penalized beyond the noise range)
+C_med = tr_med.centers[1]                                  # (d, k)
+assert all(any(np.array_equal(C_med[:, j], X[:, i]) for i in np.flatnonzero(tr_med.labels[0] == j))
+           for j in range(k))
+answer = "a"
+### END SOLUTION
+
+# %%
+check("03.11", answer)
 
 # %% [markdown]
 # ## 6. Side by side: which points each center listens to

@@ -53,4 +53,15 @@ WRONG = {
         3.127942349578916e-12,            # gamma = 20 instead of 2
         list(_P),                         # the three per-center probabilities, not one number
     ],
+    # self-checks
+    "03.9": [[0.5, 0.5, 0.0],                  # alpha = inf normmax
+             [0.6285, 0.3812, 0.0],            # softmax-like: not sparse
+             [1.0, 0.0, 0.0],                  # "only the maximum"
+             [0.625, 0.375, 0.0],              # tau = 3/8, a mistaken threshold
+             [0.75, 0.25]],                    # the zero left out
+    "03.10": [[0.7, 0.3, 0.0],                 # the sqrt(d) left out
+              [0.5, 0.5, 0.0],                 # uniform on the kept members: the trimmed rule
+              [1 / 3, 1 / 3, 1 / 3],           # Lloyd's mean
+              [0.6414, 0.3586]],               # the zero left out
+    "03.11": ["b", "c", "d", "member"],
 }
