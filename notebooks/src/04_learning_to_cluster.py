@@ -328,7 +328,13 @@ ax.set_title("320 tasks: below 0, the trained layer ends lower", fontsize=9);
 
 # %%
 ### BEGIN SOLUTION
-# each step re-embeds: the y rows start at 0 and the center tokens are rebuilt from C^(t) alone
+# each step re-embeds: the y rows start at 0 and the center tokens are rebuilt from C^(t) alone. Check: step 2 of
+# the evaluation (run_model) is one model_step, which embeds [X; 0] and [C; I_k], applied to C^(1) alone
+from kmt_ref.learning import run_model
+_, path_q = run_model(paper.params, X[None], C0[None], 2)                  # (3, 1, d, k): C^(0), C^(1), C^(2)
+p32_q = {m: np.asarray(v, dtype=np.float32) for m, v in paper.params.items()}   # run_model's float32 arithmetic
+again_q = model_step(p32_q, X[None].astype(np.float32), path_q[1].astype(np.float32))
+assert np.array_equal(again_q.astype(float), path_q[2])
 answer = "d"
 ### END SOLUTION
 
