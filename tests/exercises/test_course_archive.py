@@ -26,8 +26,8 @@ def _in_git_checkout():
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
-pytestmark = pytest.mark.skipif(not _in_git_checkout(), reason="the course archive is built with git archive: "
-                                                               "needs git and a git checkout of the repository")
+needs_git = pytest.mark.skipif(not _in_git_checkout(), reason="the course archive is built with git archive: "
+                                                              "needs git and a git checkout of the repository")
 
 
 def recipe():
@@ -96,6 +96,7 @@ def data_files_read(code):
     return found
 
 
+@needs_git
 @pytest.mark.parametrize("nb", sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb")))
 def test_every_data_file_a_student_notebook_reads_is_in_the_archive(nb, course):
     code = "\n".join(student_code(ROOT / "notebooks" / nb))
@@ -103,6 +104,7 @@ def test_every_data_file_a_student_notebook_reads_is_in_the_archive(nb, course):
         assert (course / rel).is_file(), f"{nb} reads {rel}, which the course archive of docs/TEACHING.md leaves out"
 
 
+@needs_git
 def test_the_data_files_are_found_and_ship_as_package_data(course):
     """The scan finds what notebooks 04 and 05 read, and each is package data (pyproject), not a repository file."""
     code = {nb: "\n".join(student_code(ROOT / "notebooks" / f"{nb}.ipynb"))
@@ -117,6 +119,7 @@ def test_the_data_files_are_found_and_ship_as_package_data(course):
         assert any(Path(name).match(g) for g in globs), f"{rel} is not package data in pyproject.toml"
 
 
+@needs_git
 def test_notebook_05_section_7_runs_from_the_unpacked_archive(course, tmp_path):
     """The imports cell and §7's code cells of the archived student notebook, run with the archive's kmt_ref."""
     nb = nbformat.read(course / "notebooks" / "05_leaner_binary_codes.ipynb", as_version=4)
@@ -138,3 +141,21 @@ def test_notebook_05_section_7_runs_from_the_unpacked_archive(course, tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "k = 1000" in done.stdout
+
+
+def test_every_path_a_notebook_module_holds_is_inside_the_package():
+    """A module the notebooks import keeps its data files inside kmt_ref (a function's default argument may read
+    one without the notebook naming it), so an installed kmt_ref, or the course archive, has them."""
+    import importlib
+
+    import kmt_ref
+    package = Path(kmt_ref.__file__).resolve().parent
+    modules = {m for src in (ROOT / "notebooks" / "src").glob("*.py")
+               for m in re.findall(r"^\s*(?:from|import) (kmt_ref[\w.]*)", src.read_text(), re.M)}
+    found = 0
+    for name in sorted(modules):
+        for attr, value in vars(importlib.import_module(name)).items():
+            if isinstance(value, Path):
+                found += 1
+                assert package in value.resolve().parents, f"{name}.{attr} = {value} lies outside the package"
+    assert found >= 3   # the models folder, the validation draw, the binary codes' cost
