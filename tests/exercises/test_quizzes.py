@@ -53,9 +53,9 @@ def test_every_notebook_has_at_least_three_quizzes_that_are_short_and_checked():
 def test_a_quiz_must_be_checked_easy_and_short():
     from kmt_ref.exercises._registry import exercise
     for kwargs in (dict(difficulty=2, minutes=1), dict(difficulty=1, minutes=5)):
-        with pytest.raises(ValueError, match="quiz"):
+        with pytest.raises(ValueError, match="a quiz is checked, of difficulty 1"):
             exercise("01.99", "t", kind="quiz", objective="o", checks="c", **kwargs)(lambda a: "ok")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a quiz is checked"):
         exercise("01.98", "t", kind="quiz", difficulty=1, minutes=1, objective="o")(None)
     assert "01.99" not in EXERCISES and "01.98" not in EXERCISES
 
