@@ -25,11 +25,12 @@ from typing import Callable, Optional
 import numpy as np
 
 __all__ = ["Exercise", "Wrong", "exercise", "REGISTRY", "KINDS", "NOTEBOOKS",
-           "as_float", "as_int", "as_array", "as_choice", "as_bool", "expect", "call_answer",
+           "as_float", "as_int", "as_array", "as_choice", "as_bool", "expect", "call_answer", "multiple_choice",
            "DIGITS", "NEAR", "digits_tolerance", "expect_value"]
 
-#: what an exercise asks for: code to write, an idea to explain, a statement to prove, a question to explore
-KINDS = ("code", "concept", "proof", "explore")
+#: what an exercise asks for: code to write, an idea to explain, a statement to prove, a question to explore,
+#: or a self-check placed right after the section it checks (a number, a shape or a choice; a minute or two)
+KINDS = ("code", "concept", "proof", "explore", "quiz")
 
 #: notebook number -> notebook file stem (notebooks/<stem>.ipynb; solutions in notebooks/solutions/)
 NOTEBOOKS = {
@@ -114,6 +115,8 @@ def exercise(id, title, *, kind, difficulty, minutes, objective, checks=""):
     def register(checker):
         if kind == "code" and checker is None:
             raise ValueError(f"exercise {id!r}: every code exercise is checked")
+        if kind == "quiz" and (checker is None or difficulty != 1 or minutes > 2):
+            raise ValueError(f"exercise {id!r}: a quiz is checked, of difficulty 1, and takes a minute or two")
         if (checker is None) != (not checks):
             raise ValueError(f"exercise {id!r}: a checked exercise says what it checks, an unchecked one does not")
         REGISTRY[id] = Exercise(id, title, NOTEBOOKS[nb], kind, difficulty, int(minutes), objective, checks, checker)
@@ -178,6 +181,16 @@ def as_choice(answer, options, what="one of the options"):
     value = answer.strip().lower()
     if value not in [o.lower() for o in options]:
         raise Wrong(f"expected one of {list(options)}, got {answer!r}")
+    return value
+
+
+def multiple_choice(answer, right, hints):
+    """Check a choice among lettered statements: ``right`` is the right letter, ``hints`` maps every other
+    letter to its hint (a hint names what the chosen statement overlooks, not the right letter)."""
+    options = sorted([right, *hints])
+    value = as_choice(answer, options, f"one of the letters {options}")
+    if value != right.lower():
+        raise Wrong(hints[next(o for o in hints if o.lower() == value)])
     return value
 
 

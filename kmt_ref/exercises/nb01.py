@@ -35,7 +35,8 @@ from ..algorithms.lloyd import kmeans_transformer, lloyd, lloyd_layer, lloyd_wei
 from ..core.attention import attention, layer_forward
 from ..core.tokens import projector, run_layers, with_block
 from ..data import toy_data, validation_data
-from ._registry import Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value
+from ._registry import (Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value,
+                        multiple_choice)
 
 __all__ = []
 
@@ -287,3 +288,59 @@ def _c(answer):
             raise Wrong(f"on {name} at gamma = {g:g} you count {more} columns than the layer has: "
                         "when is exp(-gamma * gap) exactly 0 in float64?")
     return "right: a column is exactly one-hot when every other weight underflows, gamma * gap > 745.13"
+
+
+# ============================================================================= self-checks (quiz), one per section
+# Each sits right after the section it checks; the notebook prints nothing that gives its answer before it.
+
+# ----------------------------------------------------------------------------- 01.9 (after section 2)
+QUIZ_D, QUIZ_K = 5, 4   # 01.9's data dimension and number of clusters (the notebook prints d_emb only for d=2, k=3)
+
+
+@exercise("01.9", "Self-check: the size of a token", kind="quiz", difficulty=1, minutes=1,
+          objective="count the rows of Theorem 2.1's tokens in kmt_ref: data, one-hot and the flag",
+          checks="d_emb for d = 5, k = 4 (lloyd_weights' embedding; exact: an integer)")
+def _c(answer):
+    want = lloyd_weights(QUIZ_D, QUIZ_K)[1].d_emb
+    got = as_int(answer, "d_emb (an integer)")
+    if got == QUIZ_D + QUIZ_K:
+        raise Wrong("that is the paper's d + k: kmt_ref's tokens carry one more row (what marks a center token?)")
+    expect(got == want, "count the rows of a token: the data block, the one-hot block, and what else? (section 2)")
+    return "right: d data rows, k one-hot rows and the type flag"
+
+
+# ----------------------------------------------------------------------------- 01.10 (after section 4)
+@exercise("01.10", "Self-check: what the encoder leaves in y", kind="quiz", difficulty=1, minutes=2,
+          objective="read the encoder's residual sum: block 1 writes the new one-hot code, block 2 removes the old one",
+          checks="a choice among four statements about the y rows after blocks 1 and 2 of layer 2")
+def _c(answer):
+    multiple_choice(answer, "b", {
+        "a": "the residual sum adds both blocks' outputs to the token that entered the layer: what does block 2 write?",
+        "c": "that is what the two blocks write together; the layer adds it to the token that entered",
+        "d": "block 1 writes the new assignment into the y rows: they change whenever the label does",
+    })
+    return "right: y + (e_j* - y) = e_j*: the old code is removed exactly, the new one written"
+
+
+# ----------------------------------------------------------------------------- 01.11 (after section 7)
+def flag_scaled_centers(flag_weight=np.sqrt(3.0)):
+    """Section 7's example after one layer with K3's flag entry set to ``flag_weight`` (own token at -flag_weight^2)."""
+    params, emb = lloyd_weights(2, 3)
+    params = dict(params)
+    K3 = params["K3"].copy()
+    flag = emb.rows("flag")
+    K3[flag, flag] = flag_weight
+    params["K3"] = K3
+    return run_layers(X_EMPTY, params, lloyd_layer(), emb, C0_EMPTY, 1).centers[1]  # (2, 3)
+
+
+@exercise("01.11", "Self-check: a weaker flag", kind="quiz", difficulty=1, minutes=2,
+          objective="predict from block 3's scores which keys an empty cluster's center averages",
+          checks="a choice among four statements about the empty center of section 7 when its own token scores -3")
+def _c(answer):
+    multiple_choice(answer, "c", {
+        "a": "the own token wins only if it scores above every point: compare -3 with the points' scores",
+        "b": "the other center tokens score lower still: which keys reach the maximum score?",
+        "d": "the averaging hardmax always has a maximal key, so block 3 always writes a mean",
+    })
+    return "right: every point ties at -2 above the own token's -3, so the center moves to the mean of all points"

@@ -11,11 +11,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from ._registry import Wrong, as_array, as_float, exercise, expect, expect_value
+from ._registry import Wrong, as_array, as_float, exercise, expect, expect_value, multiple_choice
 
 #: the notebook's seed and parameters (notebooks/src/03_sparse_and_sampling_variants.py)
 SEED = 4
 GAMMA2, N_LAYERS = 3.0, 5
+GAMMA2_LEAK = 0.5             # exercise 03.2's gamma2: there a later layer, not the first, sets the leak threshold
 Q = 0.95                      # the authors' quantile (trimmed_kmeans_quantile's default)
 GAMMA_SAMPLE = 2.0            # exercise 03.7's sampling gamma
 
@@ -73,8 +74,8 @@ def _c031(answer):
 
 # ----------------------------------------------------------------------------- 03.2
 @lru_cache(maxsize=1)
-def leak_threshold():
-    """The largest gamma1 at which a non-member gets weight > 0 in block 3 of some layer (trimmed, gamma2 = 3, T = 5).
+def leak_thresholds():
+    """Per layer t, the largest gamma1 at which a non-member gets weight > 0 in block 3 (trimmed, gamma2 = 0.5, T = 5).
 
     Until something leaks the transformer follows the reference
     (:func:`trimmed_kmeans_attention`), so the thresholds are read on the
@@ -82,27 +83,34 @@ def leak_threshold():
     ``b_i - 2 gamma1`` (``b_i = -gamma2 ||x_i - c_j||^2``; ``||e_j - y_i||^2 = 2``)
     and normmax keeps it iff it reaches the members' threshold tau_j (a score
     below tau leaves tau unchanged): it leaks iff ``gamma1 <= (b_i - tau_j) / 2``.
+    At gamma2 = 0.5 the largest threshold is layer 3's, about 2 % above layer 2's and
+    5 % above layer 1's (tests/exercises/test_nb03.py), so every layer must be read.
     """
     from ..algorithms.trimmed import trimmed_kmeans_attention
     from ..core.normalizers import simplex_threshold
     X, C0, _ = _data()
-    ref = trimmed_kmeans_attention(X, C0, N_LAYERS, GAMMA2)
-    best = -np.inf
+    ref = trimmed_kmeans_attention(X, C0, N_LAYERS, GAMMA2_LEAK)
+    out = np.full(N_LAYERS, -np.inf)
     for t in range(N_LAYERS):
         C, lab = ref.centers[t], ref.labels[t]
         for j in range(C.shape[1]):
-            z = -GAMMA2 * _sq(X, C[:, j])  # (n,)
+            z = -GAMMA2_LEAK * _sq(X, C[:, j])  # (n,)
             if np.any(lab == j) and np.any(lab != j):
                 tau = simplex_threshold(z[lab == j])[0]
-                best = max(best, (z[lab != j].max() - tau) / 2.0)
-    return float(best)
+                out[t] = max(out[t], (z[lab != j].max() - tau) / 2.0)
+    return out
+
+
+def leak_threshold():
+    """gamma1*: the largest gamma1 at which a non-member gets weight > 0 in block 3 of some layer."""
+    return float(leak_thresholds().max())
 
 
 @exercise("03.2", "How small must γ₁ be before non-members leak?", kind="code", difficulty=3, minutes=25,
           objective="Tell a sufficient condition (the separating inequalities) from the actual threshold, by "
                     "computing where the member penalty γ₁ stops keeping non-members out of block 3",
-          checks="the threshold γ₁* (trimmed, γ₂ = 3, 5 layers, the notebook's data) within 0.5 % "
-                 "(closed form on the reference trajectory)")
+          checks="the threshold γ₁* (trimmed, γ₂ = 0.5, 5 layers, the notebook's data; a later layer sets it) "
+                 "within 0.5 % (closed form on the reference trajectory)")
 def _c032(answer):
     value = as_float(answer, "gamma1* as a number")
     target = leak_threshold()
@@ -110,7 +118,7 @@ def _c032(answer):
     if _close(value, target, BISECTION_RTOL):
         from ..algorithms.sparse_update import separating_penalties
         X, C0, _ = _data()
-        chosen = separating_penalties(X, C0, GAMMA2)[0]
+        chosen = separating_penalties(X, C0, GAMMA2_LEAK)[0]
         return (f"right: gamma1* = {target:.4g}, about {chosen / target:.0f} times below separating_penalties' "
                 f"choice: the inequalities are sufficient, far from necessary")
     if _close(value, 2 * target, 0.02):
@@ -119,6 +127,9 @@ def _c032(answer):
     if value > target:
         raise Wrong(f"at gamma1 = {value:g} no non-member gets a nonzero weight in any of the 5 layers: "
                     "the threshold is lower")
+    if any(_close(value, t, BISECTION_RTOL) for t in leak_thresholds()[:-1]):
+        raise Wrong(f"at gamma1 = {value:g} one layer stops leaking, but the centers move: another layer still "
+                    "leaks above it. Read every layer of the trajectory (record=True), not only one")
     raise Wrong(f"at gamma1 = {value:g} something leaks, but it also leaks at somewhat larger gamma1: find the "
                 "largest value (every layer counts, not only the first)")
 
@@ -284,3 +295,61 @@ def _c037(answer):
 exercise("03.8", "More outliers than a trimming proportion allows", kind="explore", difficulty=2, minutes=25,
          objective="Compare trimming set by a score gap (normmax, sparsemax) with trimming set by a proportion "
                    "(Cuesta-Albertos) and with sampling (k-medoids) as the number of outliers grows")(None)
+
+
+# ============================================================================= self-checks (quiz), one per section
+# Each sits right after the section it checks; the notebook prints nothing that gives its answer before it.
+
+# ----------------------------------------------------------------------------- 03.9 (after section 1)
+QUIZ_Z = np.array([1.0, 0.5, -1.0])           # 03.9's scores
+
+
+@exercise("03.9", "Self-check: sparsemax by hand", kind="quiz", difficulty=1, minutes=2,
+          objective="compute sparsemax from its threshold tau and tell it from normmax and softmax",
+          checks="sparsemax([1, 0.5, -1]) (3 weights) to 4 significant digits")
+def _c(answer):
+    from ..core.normalizers import normmax, softmax, sparsemax
+    want = sparsemax(QUIZ_Z)
+    expect_value(answer, want, what="the sparsemax weights",
+                 wrong=[(normmax(QUIZ_Z, alpha=np.inf), "that is alpha = inf normmax, uniform on the support; "
+                                                        "sparsemax's weights are z - tau on it"),
+                        (softmax(QUIZ_Z), "that is softmax: sparsemax gives exact zeros"),
+                        ([1.0, 0.0, 0.0], "the second score is less than 1 below the maximum: does it get weight 0?")],
+                 hint="not sparsemax: find tau = max_s (z_1:s - 1)/s over the sorted scores, then take [z - tau]_+")
+    return "right: tau = 1/4, so the weights are [z - 1/4]_+"
+
+
+# ----------------------------------------------------------------------------- 03.10 (after section 4)
+QUIZ_SQ = np.array([0.0, 0.1, 0.5])           # 03.10's members' squared distances to their center
+QUIZ_GAMMA, QUIZ_D = 4.0, 2                   # the robust gamma of section 4 and the data's d
+
+
+@exercise("03.10", "Self-check: robust weights of three members", kind="quiz", difficulty=1, minutes=2,
+          objective="compute the robust rule's member weights (sparsemax of -gamma ||x - c||^2 / sqrt(d))",
+          checks="block 3's weights of three members at squared distances 0, 0.1, 0.5 (gamma = 4, d = 2), "
+                 "to 4 significant digits")
+def _c(answer):
+    from ..core.normalizers import normmax, sparsemax
+    g = QUIZ_GAMMA / np.sqrt(QUIZ_D)
+    want = sparsemax(-g * QUIZ_SQ)
+    expect_value(answer, want, what="the three weights",
+                 wrong=[(sparsemax(-QUIZ_GAMMA * QUIZ_SQ), "the robust score divides by sqrt(d)"),
+                        (normmax(-g * QUIZ_SQ, alpha=np.inf), "uniform on the kept members is the trimmed rule "
+                                                              "(normmax); the robust rule uses sparsemax"),
+                        (np.full(3, 1 / 3), "that is Lloyd's mean: sparsemax can give a far member weight 0")],
+                 hint="not the weights: scores z = -gamma ||x - c||^2 / sqrt(d), then sparsemax (section 1's tau)")
+    return "right: a straight line in the squared distance, and the farthest member is cut off"
+
+
+# ----------------------------------------------------------------------------- 03.11 (after section 5)
+@exercise("03.11", "Self-check: what a medoid is", kind="quiz", difficulty=1, minutes=1,
+          objective="say what the k-medoids circuit's hard Gumbel block 3 writes into a center token",
+          checks="a choice among four statements about the new center of a populated cluster")
+def _c(answer):
+    multiple_choice(answer, "a", {
+        "b": "mu_j is computed first (block mu), but block 3 then samples: what does a one-hot attention over "
+             "points write?",
+        "c": "non-members are penalized beyond the Gumbel noise range: can one be sampled?",
+        "d": "that is what a soft attention would write; hard Gumbel attention is one-hot",
+    })
+    return "right: a one-hot attention over the members writes one member point"

@@ -19,7 +19,7 @@ import functools
 
 import numpy as np
 
-from ._registry import Wrong, as_array, exercise, expect, expect_value
+from ._registry import Wrong, as_array, as_int, exercise, expect, expect_value, multiple_choice
 
 #: the exercises' tasks: (count, n, k) of the small configuration's distribution, at these d
 EX_COUNT, EX_N, EX_K, EX_DIMS = 32, 64, 3, (4, 8)
@@ -240,3 +240,71 @@ def _c048(answer):
                       "at d = 8")
     return (f"right: the soft layer gains {-want[0]:.4g} at d = 4 and {-want[1]:.4g} at d = 8; now write down "
             "what that says about the d = 4 run")
+
+
+# ============================================================================= self-checks (quiz), one per section
+# Each sits right after the section it checks; the notebook prints nothing that gives its answer before it.
+
+# ----------------------------------------------------------------------------- 04.9 (after section 2)
+def quiz_n_params(d=8, k=3):
+    """The trainable layer's parameter count at d, k (the small configuration's by default), from init_params."""
+    from ..learning.model import init_params
+    return int(sum(v.size for v in init_params(d + k, np.random.default_rng(0)).values()))
+
+
+@exercise("04.9", "Self-check: parameters of the small layer", kind="quiz", difficulty=1, minutes=2,
+          objective="count the trainable layer's parameters: twelve d_emb x d_emb matrices and their biases",
+          checks="the parameter count at d = 8, k = 3 (init_params; exact: an integer)")
+def _c(answer):
+    want = quiz_n_params()
+    got = as_int(answer, "a count (an integer)")
+    d_emb = 8 + 3
+    if got == 12 * d_emb ** 2:
+        raise Wrong("every Q, K and V has a bias vector too (section 2: b_Q, b_K, b_V)")
+    if got == 12 * (8 ** 2 + 8):
+        raise Wrong("d_emb counts the one-hot rows too: the tokens are [X; Y] and [C; I_k]")
+    expect(got == want, "not the count: how many matrices does one layer have, and of what size? (section 2)")
+    return "right: 12 (d_emb^2 + d_emb) with d_emb = d + k = 11"
+
+
+# ----------------------------------------------------------------------------- 04.10 (after section 3)
+QUIZ_LAM = 10.0                                               # 04.10's lambda (the paper's)
+QUIZ_X, QUIZ_C = np.array([[[0.0]]]), np.array([[[0.0, 0.5]]])  # (B, d, n) = (1, 1, 1), (B, d, k) = (1, 1, 2)
+
+
+def quiz_loss():
+    """The smoothed loss of one point at 0 with centers 0 and 0.5 (squared distances 0 and 0.25), lambda = 10."""
+    from ..learning.loss import soft_kmeans_loss
+    return float(soft_kmeans_loss(QUIZ_X, QUIZ_C, QUIZ_LAM)[0])
+
+
+@exercise("04.10", "Self-check: the loss of one point", kind="quiz", difficulty=1, minutes=2,
+          objective="evaluate the smoothed upper bound by hand and see that it exceeds the k-means objective",
+          checks="L for one point at squared distances 0 and 0.25 from two centers, lambda = 10, to 4 significant "
+                 "digits")
+def _c(answer):
+    want = quiz_loss()
+    w = np.exp(-QUIZ_LAM * 0.25)
+    expect_value(answer, want, what="the loss",
+                 wrong=[(0.0, "that is the k-means objective (the minimum); L averages the squared distances with "
+                              "softmax weights"),
+                        (0.125, "that is the plain mean of the distances (lambda = 0); the weights are "
+                                "softmax(-lambda d)"),
+                        (0.25 * w, "the weights are normalized: divide by their sum"),
+                        (0.5 * np.exp(-QUIZ_LAM * 0.5) / (1 + np.exp(-QUIZ_LAM * 0.5)),
+                         "the loss uses squared distances, in the weights and in the sum")],
+                 hint="not the loss: L = sum_j softmax_j(-lambda d_j) d_j with d the squared distances (section 3)")
+    return "right: 0.25 e^-2.5 / (1 + e^-2.5), a little above the objective 0"
+
+
+# ----------------------------------------------------------------------------- 04.11 (after section 6)
+@exercise("04.11", "Self-check: re-embedding", kind="quiz", difficulty=1, minutes=1,
+          objective="say what the trained layer sees at each of the 20 evaluation steps",
+          checks="a choice among four statements about the tokens of step t + 1")
+def _c(answer):
+    multiple_choice(answer, "d", {
+        "a": "the evaluation does not feed the layer its own output: it rebuilds the tokens from the centers alone",
+        "b": "the y rows are not carried from step to step",
+        "c": "then every step would repeat the first one",
+    })
+    return "right: each step starts from [X; 0] and [C^(t); I_k], as Lloyd's iteration starts from C^(t) alone"

@@ -26,12 +26,14 @@ from ..algorithms.binary import (
     binary_layer,
     binary_transformer,
     binary_weights,
+    code_length,
 )
 from ..algorithms.lloyd import lloyd, lloyd_layer, lloyd_weights
 from ..core.attention import layer_forward
 from ..core.tokens import prepare, run_layers, with_block
 from ..data import toy_data
-from ._registry import Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value
+from ._registry import (Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value,
+                        multiple_choice)
 
 __all__ = []
 
@@ -147,3 +149,68 @@ def _c4(answer):
 # ----------------------------------------------------------------------------- 05.5
 exercise("05.5", "The shift that keeps empty clusters, proved", kind="proof", difficulty=3, minutes=20,
          objective="prove the order of block 3's scores in kmt_ref's in-budget extension (open)")(None)
+
+
+# ============================================================================= self-checks (quiz), one per section
+# Each sits right after the section it checks; the notebook prints nothing that gives its answer before it.
+
+# ----------------------------------------------------------------------------- 05.6 (after section 2)
+QUIZ_K = 33                                   # 05.6's number of clusters
+
+
+@exercise("05.6", "Self-check: how many code rows", kind="quiz", difficulty=1, minutes=1,
+          objective="count the rows m = ceil(log2 k) of a binary code",
+          checks="the code length for k = 33 (code_length; exact: an integer)")
+def _c(answer):
+    want = code_length(QUIZ_K)
+    got = as_int(answer, "a number of rows (an integer)")
+    if got == want - 1:
+        raise Wrong(f"{got} bits give 2^{got} distinct codes: enough for k = {QUIZ_K}?")
+    if got == QUIZ_K:
+        raise Wrong("that is the one-hot code's length; a binary code writes j in base 2")
+    expect(got == want, "not the length: the smallest m with 2^m >= k (section 1)")
+    return "right: m = ceil(log2 33) = 6"
+
+
+# ----------------------------------------------------------------------------- 05.7 (after section 2)
+QUIZ_CODES_K, QUIZ_MEMBER_OF, QUIZ_CENTER = 8, 3, 4   # 05.7: k = 8, a member of cluster 3, scored by center 4
+
+
+def quiz_code_score():
+    """Block 3's score -||b_4 - y||^2 of a member of cluster 3 (y = b_3) against center 4, k = 8 (the follow-up's circuit)."""
+    B = binary_codes(QUIZ_CODES_K)            # (3, 8)
+    diff = B[:, QUIZ_CENTER] - B[:, QUIZ_MEMBER_OF]
+    return float(-(diff @ diff))
+
+
+@exercise("05.7", "Self-check: a non-member's score", kind="quiz", difficulty=1, minutes=2,
+          objective="read block 3's score -||b_j - y_i||^2 as minus the number of differing bits",
+          checks="block 3's score of a member of cluster 3 against center 4 (k = 8, the follow-up's circuit; "
+                 "exact: an integer)")
+def _c(answer):
+    want = quiz_code_score()
+    got = as_float(answer, "a score (a number)")
+    if got == -want:
+        raise Wrong("scores are minus squared distances: members score 0, everything else less")
+    if got == -2.0 and want != -2.0:
+        raise Wrong("that is any non-member's score with one-hot codes; binary codes differ in some bits: write 3 "
+                    "and 4 in binary")
+    expect(got == want, "not the score: write 3 and 4 in binary (least significant bit first) and count the bits "
+                        "that differ (section 2)")
+    return "right: 3 = 110 and 4 = 001 (least significant bit first) differ in all three bits"
+
+
+# ----------------------------------------------------------------------------- 05.8 (after section 6)
+@exercise("05.8", "Self-check: the size of the leak", kind="quiz", difficulty=1, minutes=2,
+          objective="predict a non-member's block-3 weight at finite gamma from its code distance",
+          checks="a choice among four statements about the weight of a non-member one bit away, relative to a "
+                 "member, at gamma = 10")
+def _c(answer):
+    multiple_choice(answer, "b", {
+        "a": "that is a non-member two bits away, as every non-member is with one-hot codes",
+        "c": "only the hardmax of gamma = inf gives exact zeros (and in float64 softmax, only when gamma times the "
+             "score gap exceeds 745)",
+        "d": "that is the follow-up's scaling (Definition 2.2); kmt_ref's hand-set scores are not divided by "
+             "sqrt(d_emb)",
+    })
+    return "right: a score gap of 1 at gamma = 10 is a factor e^-10 in the weight"

@@ -121,8 +121,9 @@ def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=ran
 # --------------------------------------------------------------------------
 # Cost against k
 # --------------------------------------------------------------------------
-#: the committed output of ``python benchmarks/bench_binary.py --out figures/data/binary_cost.csv``
-COST_CSV = Path(__file__).resolve().parents[2] / "figures" / "data" / "binary_cost.csv"
+#: the committed output of ``python benchmarks/bench_binary.py --out kmt_ref/datasets/binary_cost.csv``: package data,
+#: so that notebook 05 reads it wherever kmt_ref is installed (a course archive holds no figures/)
+COST_CSV = Path(__file__).resolve().parents[1] / "datasets" / "binary_cost.csv"
 
 #: the follow-up's GPU forward times at k = 1000, d = 32 (its Table 1: 193.07 and 15.90 ms, n = 1024, 32 tasks), ms
 FOLLOW_UP_GPU_MS = {"onehot": 193.0, "binary": 15.9}

@@ -111,6 +111,23 @@ assert np.array_equal(Cbar[emb.rows("y")], np.eye(k))           # I_k
 assert np.array_equal(Cbar[emb.rows("flag")], np.ones((1, k)))  # centers are flagged
 
 # %% [markdown]
+# ### Exercise 01.9
+#
+# A self-check on §2: how many rows would a token have for data in d = 5 dimensions and k = 4 clusters?
+# `answer` = d_emb, an integer.
+
+# %%
+### BEGIN SOLUTION
+# d data rows, k one-hot rows, and the project's flag row
+answer = 5 + 4 + 1
+assert answer == lloyd_weights(5, 4)[1].d_emb
+### END SOLUTION
+
+# %%
+from kmt_ref.exercises import check
+check("01.9", answer)
+
+# %% [markdown]
 # ## 3. The layer (Theorem 2.1; the blocks of the authors' `cnst_model.py`)
 #
 # $$\bar X' = \bar X + A(\bar X, \bar C; Q_1, K_1, V_1) + A(\bar X, \bar X; Q_2, K_2, V_2)$$
@@ -226,6 +243,29 @@ for name, A in {"1": A1, "2": A2, "3": A3, "4": A4}.items():
 print({name: W.shape for name, W in sorted(rec.weights.items())})
 
 # %% [markdown]
+# ### Exercise 01.10
+#
+# A self-check on §4: a point enters layer 2 with $y_i = y_i^{(1)}$, the code of its label after step 1, and its
+# nearest center is now $j^*$. After the encoder (blocks 1 and 2 and the residual sum), its y rows hold
+#
+# - (a) $y_i^{(1)} + e_{j^*}$
+# - (b) $e_{j^*}$
+# - (c) $e_{j^*} - y_i^{(1)}$
+# - (d) $y_i^{(1)}$
+#
+# `answer` = the letter, as a string (`"a"`, `"b"`, `"c"` or `"d"`).
+
+# %%
+### BEGIN SOLUTION
+# block 1 writes e_j*, block 2 writes -y_i; the residual sum adds both to y_i: y_i - y_i + e_j* = e_j*
+assert np.array_equal(Xbar_next[emb.rows("y")], E_new)
+answer = "b"
+### END SOLUTION
+
+# %%
+check("01.10", answer)
+
+# %% [markdown]
 # ## 5. The attention matrices of one layer
 #
 # `kmeans_transformer(..., record=True)` keeps every layer's tokens, block outputs and attention
@@ -324,6 +364,35 @@ try:
     kmeans_transformer(X_e, C0_e, 1, center_update="linear")
 except EmptyClusterError as err:
     print("center_update='linear':", str(err)[:80], "...")
+
+# %% [markdown]
+# ### Exercise 01.11
+#
+# A self-check on §7: suppose $K_3$'s flag entry were $\sqrt 3$ instead of 1, so that center $j$'s own token scores
+# −3 (and the other center tokens −5), while the points still score 0 (members) and −2 (the others). After one layer,
+# the empty cluster's center (center 2 of the example above) would be
+#
+# - (a) kept at (5, 5)
+# - (b) the mean of all points and all center tokens
+# - (c) the mean of all points
+# - (d) undefined: block 3 would have no maximal key
+#
+# `answer` = the letter, as a string.
+
+# %%
+### BEGIN SOLUTION
+# every point ties at -2, above the own token's -3 and the other tokens' -5: the averaging hardmax takes all points
+params_w, emb_w = lloyd_weights(2, 3)
+K3_w = params_w["K3"].copy()
+flag_row = emb_w.rows("flag")
+K3_w[flag_row, flag_row] = np.sqrt(3.0)
+weak = run_layers(X_e, {**params_w, "K3": K3_w}, lloyd_layer(), emb_w, C0_e, 1)
+assert np.allclose(weak.centers[1][:, 2], X_e.mean(axis=1))
+answer = "c"
+### END SOLUTION
+
+# %%
+check("01.11", answer)
 
 # %% [markdown]
 # ## 8. Finite γ versus γ = ∞

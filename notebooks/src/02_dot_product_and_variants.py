@@ -119,6 +119,23 @@ assert np.array_equal(hardmax(S_dot), hardmax(S_euc))                           
 print("softmax of both scores: equal for gamma = 1, 10, 1000; hardmax: identical")
 
 # %% [markdown]
+# ### Exercise 02.9
+#
+# A self-check on §1: for the point $x = (0.6, 0.8)$ and the center $c = (1, 0)$, what is block 1's dot score
+# $(K_1\bar c)\cdot(Q_1\bar x)$? `answer` = a number (4 significant digits).
+
+# %%
+### BEGIN SOLUTION
+x_q, c_q = np.array([0.6, 0.8]), np.array([1.0, 0.0])
+answer = 2 * x_q @ c_q - c_q @ c_q                        # 1.2 - 1
+assert np.isclose(answer, x_q @ x_q - np.sum((x_q - c_q) ** 2))   # ||x||^2 - ||x - c||^2 = 1 - 0.8
+### END SOLUTION
+
+# %%
+from kmt_ref.exercises import check
+check("02.9", answer)
+
+# %% [markdown]
 # ## 2. The twelve hand-set matrices of Theorem 2.2
 #
 # Compare with notebook 01 (rows: Q, K, V; columns: blocks 1–4). Blocks 1 and 2 read the `norm`
@@ -172,6 +189,22 @@ print("FFN wrote:", Cbar_fresh[norm][0], "| ||c_j||^2 =", np.sum(C_new**2, axis=
 assert np.array_equal(Cbar_fresh[norm][0], np.sum(C_new**2, axis=0))
 others = np.setdiff1d(np.arange(emb.d_emb), np.arange(emb.d_emb)[norm])
 assert np.array_equal(Cbar_fresh[others], Cbar_stale[others])  # and nothing else changed
+
+# %% [markdown]
+# ### Exercise 02.10
+#
+# A self-check on §3 (and the token layout of §1): for data in d = 5 dimensions and k = 4 clusters, what is the
+# shape of $W_1$? `answer` = (rows, columns).
+
+# %%
+### BEGIN SOLUTION
+# 2d hidden units (ReQU(c_m) and ReQU(-c_m) per coordinate), acting on tokens of d + k + 3 rows
+answer = (2 * 5, 5 + 4 + 3)
+assert dot_product_weights(5, 4)[0]["W1"].shape == answer
+### END SOLUTION
+
+# %%
+check("02.10", answer)
 
 # %% [markdown]
 # ## 4. Theorem 2.2 is Lloyd's algorithm, layer by layer
@@ -369,6 +402,23 @@ for ax, n_steps in zip(axes, (10, 500)):
 axes[0].set_ylabel("||c_j - c_l||"); axes[0].legend(fontsize=8)
 fig.tight_layout()
 assert dist[0].max() < 1e-9 and dist[-1].min() > 0.5                     # merged at beta = 1, apart at 100
+
+# %% [markdown]
+# ### Exercise 02.11
+#
+# A self-check on §6: a point at (0, 0), two centers at (0, 0) and (2, 0), and β = ln 3. What is the point's
+# responsibility $r$ for the center at (0, 0)? `answer` = a number (4 significant digits).
+
+# %%
+### BEGIN SOLUTION
+# squared distances 0 and 4: r = 1 / (1 + exp(-4 beta)) = 1 / (1 + 3^-4) = 81/82
+answer = 1 / (1 + np.exp(-4 * np.log(3.0)))
+C_q = np.array([[0.0, 2.0], [0.0, 0.0]])                  # the two centers, also used as the data
+assert np.isclose(answer, soft_kmeans(C_q, C_q, 1, np.log(3.0)).assignments[0, 0])
+### END SOLUTION
+
+# %%
+check("02.11", answer)
 
 # %% [markdown]
 # ## 7. Spherical k-means on directional data

@@ -104,6 +104,24 @@ ax.set_title("sparse maps give exactly 0 once the gap reaches 1")
 plt.show()
 
 # %% [markdown]
+# ### Exercise 03.9
+#
+# A self-check on §1: what is sparsemax(z) for z = [1, 0.5, −1]? Work out τ first. `answer` = the three weights
+# (4 significant digits).
+
+# %%
+### BEGIN SOLUTION
+z_q = np.array([1.0, 0.5, -1.0])
+# (z_1:s - 1)/s = 0, 1/4, -1/2 for s = 1, 2, 3: tau = 1/4
+answer = np.maximum(z_q - 0.25, 0.0)
+assert np.allclose(answer, sparsemax(z_q)) and np.isclose(simplex_threshold(z_q)[0], 0.25)
+### END SOLUTION
+
+# %%
+from kmt_ref.exercises import check
+check("03.9", answer)
+
+# %% [markdown]
 # ## 2. Data with a few far outliers
 #
 # Three Gaussian blobs in the unit square (30 points each) and four outliers at distance 1.5 from its center; the
@@ -277,6 +295,23 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
+# ### Exercise 03.10
+#
+# A self-check on §4: a cluster has three members at squared distances 0, 0.1 and 0.5 from its center. With this
+# notebook's γ = 4 and d = 2, which weights does the robust block 3 give them? `answer` = the three weights
+# (4 significant digits).
+
+# %%
+### BEGIN SOLUTION
+scores_q = -GAMMA_ROBUST / np.sqrt(d) * np.array([0.0, 0.1, 0.5])   # -gamma ||x - c||^2 / sqrt(d)
+answer = sparsemax(scores_q)
+print("scores", scores_q, "-> weights", answer)
+### END SOLUTION
+
+# %%
+check("03.10", answer)
+
+# %% [markdown]
 # ## 5. Randomized k-medoids: an extra decoder block, then hard Gumbel attention (**(open)**)
 #
 # A first decoder sublayer writes the member mean $\mu_j$ into extra rows of center token $j$ (Theorem 2.1's
@@ -338,6 +373,30 @@ axes[1].set_ylabel("")                             # the same keys as on the lef
 W3m = tr_med.layers[0].weights["3"][:n]
 assert np.all(W3m.sum(axis=0) == 1) and np.all(labels0[np.argmax(W3m, axis=0)] == np.arange(k))
 plt.show()
+
+# %% [markdown]
+# ### Exercise 03.11
+#
+# A self-check on §5: after a layer of the k-medoids circuit, the new center of a cluster that has members is always
+#
+# - (a) one of its member points
+# - (b) the member mean $\mu_j$
+# - (c) the point of any cluster nearest to $\mu_j$
+# - (d) a softmax-weighted mean of its members
+#
+# `answer` = the letter, as a string.
+
+# %%
+### BEGIN SOLUTION
+# block 3's hard Gumbel attention is one-hot on a member (non-members are penalized beyond the noise range)
+C_med = tr_med.centers[1]                                  # (d, k)
+assert all(any(np.array_equal(C_med[:, j], X[:, i]) for i in np.flatnonzero(tr_med.labels[0] == j))
+           for j in range(k))
+answer = "a"
+### END SOLUTION
+
+# %%
+check("03.11", answer)
 
 # %% [markdown]
 # ## 6. Side by side: which points each center listens to
@@ -563,38 +622,45 @@ check("03.1", answer)
 #
 # §3 chose the member penalty γ₁ with `separating_penalties` so that $2\gamma_1 \ge \gamma_2 D^2 + 1$ ($D^2$ the squared
 # diameter of the bounding box of `[X, C0]`): then every non-member is at least 1 below the members and gets weight 0.
-# That inequality is **sufficient, not necessary**: on this data nothing leaks even at γ₁ = 0.01. Find the actual
-# threshold γ₁\*: with `trimmed_kmeans_transformer(X, C0, T, GAMMA2, gamma1=γ₁, record=True)` (γ₂ = 3, T = 5 layers),
-# for γ₁ below γ₁\* some point gets a nonzero block-3 weight (`layers[t].weights["3"]`) from a center it is not assigned
-# to (`labels[t]`) in some layer, and for γ₁ above it no point does. `answer` = γ₁\* as a float (0.5 % is close
+# That inequality is **sufficient, not necessary**. Find the actual threshold γ₁\* at a smaller data weight,
+# **γ₂ = 0.5**: with `trimmed_kmeans_transformer(X, C0, T, 0.5, gamma1=γ₁, record=True)` (T = 5 layers), for γ₁
+# below γ₁\* some point gets a nonzero block-3 weight (`layers[t].weights["3"]`) from a center it is not assigned to
+# (`labels[t]`) in some layer, and for γ₁ above it no point does. `answer` = γ₁\* as a float (0.5 % is close
 # enough). Two routes: bisect on the transformer, or reason with each center's member threshold τ (what does a score
-# below τ do to τ?). Then compare γ₁\* with the inequality's bound $(\gamma_2 D^2 + 1)/2$.
+# below τ do to τ?) in **every** layer: the centers move, and the first layer need not be the one that leaks last.
+# Then compare γ₁\* with the inequality's bound $(\gamma_2 D^2 + 1)/2$.
 
 # %%
 ### BEGIN SOLUTION
+GAMMA2_LEAK = 0.5
+
+
 def leaks(gamma1_try):
-    """How many (layer, point, center) pairs give a non-member a nonzero block-3 weight."""
-    tr = trimmed_kmeans_transformer(X, C0, T, GAMMA2, gamma1=gamma1_try, record=True)
-    return sum(int(np.sum((rec.weights["3"][:n] > 0) & (tr.labels[t][:, None] != np.arange(k))))
-               for t, rec in enumerate(tr.layers))
+    """How many (point, center) pairs give a non-member a nonzero block-3 weight, per layer."""
+    tr = trimmed_kmeans_transformer(X, C0, T, GAMMA2_LEAK, gamma1=gamma1_try, record=True)
+    return [int(np.sum((rec.weights["3"][:n] > 0) & (tr.labels[t][:, None] != np.arange(k))))
+            for t, rec in enumerate(tr.layers)]
 
 # Closed form. Until something leaks the transformer follows the reference, so read the thresholds on its
 # trajectory. A non-member's score is b_i - 2 gamma1 (b_i = -gamma2 ||x_i - c_j||^2, ||e_j - y_i||^2 = 2); a score
 # below the members' tau leaves tau unchanged (exercise 03.3), so it enters normmax's support iff b_i - 2 gamma1 >= tau.
-ref = trimmed_kmeans_attention(X, C0, T, GAMMA2)
+ref = trimmed_kmeans_attention(X, C0, T, GAMMA2_LEAK)
 per_layer = []
 for t in range(T):
-    b = -GAMMA2 * np.sum((X[:, :, None] - ref.centers[t][:, None, :]) ** 2, axis=0)   # (n, k)
-    own = ref.labels[t][:, None] == np.arange(k)                                     # (n, k)
+    b = -GAMMA2_LEAK * np.sum((X[:, :, None] - ref.centers[t][:, None, :]) ** 2, axis=0)   # (n, k)
+    own = ref.labels[t][:, None] == np.arange(k)                                          # (n, k)
     per_layer.append(max((b[~own[:, j], j].max() - simplex_threshold(b[own[:, j], j])[0]) / 2 for j in range(k)))
 gamma1_star = max(per_layer)
-print("threshold per layer:", np.round(per_layer, 5), "-> gamma1* =", round(gamma1_star, 6))
+print("threshold per layer:", np.round(per_layer, 5), "-> gamma1* =", round(gamma1_star, 6),
+      "set by layer", int(np.argmax(per_layer)) + 1)
 
-# Confirmed on the transformer: something leaks just below, nothing just above.
-assert leaks(0.99 * gamma1_star) > 0 and leaks(1.01 * gamma1_star) == 0 and leaks(0.01) == 0
-bound = (GAMMA2 * D2 + 1) / 2
-print(f"inequality bound (gamma2 D^2 + 1)/2 = {bound:.2f}, separating_penalties' gamma1 = {gamma1:.2f}: "
-      f"{bound / gamma1_star:.0f} and {gamma1 / gamma1_star:.0f} times gamma1*")
+# Confirmed on the transformer: something leaks just below, nothing just above; layer 1's own threshold is too low.
+assert sum(leaks(0.99 * gamma1_star)) > 0 and sum(leaks(1.01 * gamma1_star)) == 0
+assert leaks(1.01 * per_layer[0])[0] == 0 and sum(leaks(1.01 * per_layer[0])) > 0
+gamma1_leak = separating_penalties(X, C0, GAMMA2_LEAK)[0]
+bound = (GAMMA2_LEAK * D2 + 1) / 2
+print(f"inequality bound (gamma2 D^2 + 1)/2 = {bound:.2f}, separating_penalties' gamma1 = {gamma1_leak:.2f}: "
+      f"{bound / gamma1_star:.0f} and {gamma1_leak / gamma1_star:.0f} times gamma1*")
 answer = gamma1_star
 ### END SOLUTION
 
@@ -603,13 +669,15 @@ check("03.2", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# *Why the bound is so loose.* The inequality guards against the worst case the bounding box allows: a non-member at
-# distance 0 from the center, a member at distance $D$. Here the threshold is set by the two blobs that nearly touch
-# (clusters 0 and 2, centers 0.2 apart): in layer 1 the nearest non-member of center 0 lies at squared distance
-# 0.011, inside the range of the members center 0 keeps, so its score is 0.014 **above** the members' τ, and the
-# penalty $2\gamma_1$ only has to make up that 0.014: γ₁\* ≈ 0.0071, about 2,500 times below the bound and 5,000
-# times below `separating_penalties`' choice. Far-apart blobs would need no penalty at all. The circuit keeps the
-# bound because it must hold for every input, not only for this one.
+# *Why the bound is so loose, and why every layer counts.* The inequality guards against the worst case the bounding
+# box allows: a non-member at distance 0 from the center, a member at distance $D$. Here the threshold is set by the
+# two blobs that nearly touch (clusters 0 and 2, centers about 0.2 apart): the nearest non-member of center 2 lies at
+# squared distance about 0.013, inside the range of the members center 2 keeps, so its score is about 0.03 **above**
+# the members' τ, and the penalty $2\gamma_1$ only has to make up that gap: γ₁\* ≈ 0.016, about 200 times below the
+# bound and 500 times below `separating_penalties`' choice. The gap is not largest in layer 1: as the centers move,
+# center 2 drops a member and its τ falls, and its nearest non-member comes closer, so layer 3 needs about 5 % more
+# penalty than layer 1. Far-apart blobs would need no penalty at all. The circuit keeps the bound because it must hold
+# for every input and every layer, not only for this one.
 # ### END SOLUTION
 
 # %% [markdown]

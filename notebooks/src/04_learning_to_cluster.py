@@ -117,6 +117,23 @@ C1 = model_step(params0, X[None], C0[None])             # one application, untra
 assert C1.shape == (1, 32, 10)
 
 # %% [markdown]
+# ### Exercise 04.9
+#
+# A self-check on §2: how many parameters has the trainable layer of the small configuration (d = 8, k = 3)?
+# `answer` = an integer.
+
+# %%
+### BEGIN SOLUTION
+d_emb_q = 8 + 3                                            # d + k
+answer = 12 * (d_emb_q ** 2 + d_emb_q)                     # twelve matrices and their biases
+assert answer == sum(v.size for v in init_params(d_emb_q, np.random.default_rng(0)).values())
+### END SOLUTION
+
+# %%
+from kmt_ref.exercises import check
+check("04.9", answer)
+
+# %% [markdown]
 # ## 3. The loss: a smoothed upper bound (the authors' `losses.py`)
 #
 # $$L = \sum_i \sum_j \operatorname{softmax}_j(-\lambda \|x_i - \hat c_j\|^2)\,\|x_i - \hat c_j\|^2
@@ -134,6 +151,23 @@ for lam in (1.0, 10.0, 100.0, 1e4):
 # %% [markdown]
 # The gradient comes from `autograd` through the very same `layer_forward`
 # (the test suite checks it against finite differences with `autograd.test_util.check_grads`).
+
+# %% [markdown]
+# ### Exercise 04.10
+#
+# A self-check on §3: one point at 0 on a line (d = 1) and two centers at 0 and 0.5. What is the smoothed loss $L$
+# at λ = 10? `answer` = a number (4 significant digits).
+
+# %%
+### BEGIN SOLUTION
+dist_q = np.array([0.0, 0.25])                             # squared distances to the two centers
+w_q = np.exp(-10.0 * dist_q) / np.exp(-10.0 * dist_q).sum()
+answer = float(w_q @ dist_q)
+assert np.isclose(answer, soft_kmeans_loss(np.zeros((1, 1, 1)), np.array([[[0.0, 0.5]]]), 10.0)[0])
+### END SOLUTION
+
+# %%
+check("04.10", answer)
 
 # %% [markdown]
 # ## 4. Train the small configuration live
@@ -279,6 +313,33 @@ ax.axvline(0, color="k", lw=0.8)
 ax.set_xlabel("log objective: trained − Lloyd (t = 20)")
 ax.set_ylabel("tasks")
 ax.set_title("320 tasks: below 0, the trained layer ends lower", fontsize=9);
+
+# %% [markdown]
+# ### Exercise 04.11
+#
+# A self-check on §6: to compute $C^{(t+1)}$ from $C^{(t)}$, the evaluation applies the trained layer to
+#
+# - (a) the tokens it wrote at step t, y rows included
+# - (b) $[X; Y^{(t)}]$ and $[C^{(t)}; I_k]$
+# - (c) $[X; 0]$ and $[C^{(0)}; I_k]$
+# - (d) $[X; 0]$ and $[C^{(t)}; I_k]$
+#
+# `answer` = the letter, as a string.
+
+# %%
+### BEGIN SOLUTION
+# each step re-embeds: the y rows start at 0 and the center tokens are rebuilt from C^(t) alone. Check: step 2 of
+# the evaluation (run_model) is one model_step, which embeds [X; 0] and [C; I_k], applied to C^(1) alone
+from kmt_ref.learning import run_model
+_, path_q = run_model(paper.params, X[None], C0[None], 2)                  # (3, 1, d, k): C^(0), C^(1), C^(2)
+p32_q = {m: np.asarray(v, dtype=np.float32) for m, v in paper.params.items()}   # run_model's float32 arithmetic
+again_q = model_step(p32_q, X[None].astype(np.float32), path_q[1].astype(np.float32))
+assert np.array_equal(again_q.astype(float), path_q[2])
+answer = "d"
+### END SOLUTION
+
+# %%
+check("04.11", answer)
 
 # %% [markdown]
 # ## 7. Generalisation: k-means++ initial centers, other n, other families

@@ -101,6 +101,37 @@ assert np.array_equal(Cbar1[emb.rows("x")], ref.centers[1])
 print("codes written by blocks 1 + 2:\n", codes.astype(int))
 
 # %% [markdown]
+# ### Exercise 05.6
+#
+# A self-check on §2 (and the code length of §1): how many code rows m does the circuit need for k = 33 clusters? `answer` = an integer.
+
+# %%
+### BEGIN SOLUTION
+answer = int(np.ceil(np.log2(33)))                        # 2^5 = 32 codes are one short
+assert answer == code_length(33)
+### END SOLUTION
+
+# %%
+from kmt_ref.exercises import check
+check("05.6", answer)
+
+# %% [markdown]
+# ### Exercise 05.7
+#
+# A self-check on §2: with k = 8 clusters (m = 3), a member of cluster 3 writes $y_i = b_3$. What is block 3's score
+# $-\|b_4 - y_i\|^2$ of its token against center 4? `answer` = a number.
+
+# %%
+### BEGIN SOLUTION
+# 3 = 110 and 4 = 001, least significant bit first: all three bits differ
+answer = -float(np.sum((binary_codes(8)[:, 4] - binary_codes(8)[:, 3]) ** 2))
+assert answer == -3.0
+### END SOLUTION
+
+# %%
+check("05.7", answer)
+
+# %% [markdown]
 # ## 3. At γ = ∞: Lloyd, bit for bit
 #
 # `binary_transformer` runs $T$ shared-weight layers. By default it uses kmt_ref's extension of §4,
@@ -220,7 +251,30 @@ assert np.abs(binary_leak.centers - ref_anim.centers).max() > 5 * np.abs(onehot_
 html_binary = trace_animation_html(X, binary_leak, ref_anim, trace_label="binary codes")
 print(f"animation: {len(html_binary) / 1e3:.0f} kB of HTML, {T_anim + 1} frames")
 HTML(html_binary)
+
+# %% [markdown]
+# ### Exercise 05.8
 #
+# A self-check on §6: at γ = 10 in block 3 (kmt_ref's scores), a non-member whose code differs from the center's in
+# one bit gets, relative to a member, a weight of
+#
+# - (a) $e^{-20}$
+# - (b) $e^{-10}$
+# - (c) exactly 0
+# - (d) $e^{-10/\sqrt{d_{emb}}}$
+#
+# `answer` = the letter, as a string.
+
+# %%
+### BEGIN SOLUTION
+# members score 0, a non-member one bit away -1: at gamma = 10 the softmax weights are in the ratio e^-10 : 1
+answer = "b"
+### END SOLUTION
+
+# %%
+check("05.8", answer)
+
+# %% [markdown]
 # ## 7. What it costs
 #
 # `benchmarks/bench_binary.py` measures, at $d = 32$ and $k$ from 6 to 1000, the forward pass of the

@@ -108,7 +108,7 @@ def _n_one_hot(X, C, gamma):
 
 
 RIGHT = {"01.1": _tokens, "01.2": ([0.5, 0.5], [-0.5, -0.5], [[0.0, 2.0]]), "01.4": _flagless, "01.5": _soft_means, "01.6": _reset,
-         "01.7": 599.7, "01.8": _n_one_hot}
+         "01.7": 599.7, "01.8": _n_one_hot, "01.9": 10, "01.10": "b", "01.11": "C "}
 
 
 def test_every_checked_exercise_has_an_independent_right_answer_here():

@@ -20,9 +20,9 @@ N, K = X.shape[1], C0.shape[1]
 LABELS0 = nb03._first_labels()
 
 
-def test_the_notebook_has_eight_exercises_five_checked_every_kind_but_concept():
+def test_the_notebook_has_eleven_exercises_five_checked_every_kind_but_concept():
     mine = {i: ex for i, ex in EXERCISES.items() if i.startswith("03.")}
-    assert list(mine) == [f"03.{m}" for m in range(1, 9)]
+    assert list(mine) == [f"03.{m}" for m in range(1, 12)]
     assert sum(ex.checked for ex in mine.values()) >= 5
     assert {"code", "proof", "explore"} <= {ex.kind for ex in mine.values()}
 
@@ -34,22 +34,34 @@ def test_0301_accepts_any_vector_with_a_score_at_tau(z, capsys):
     assert check("03.1", z) is True
 
 
-def _leaks(gamma1):
-    tr = trimmed_kmeans_transformer(X, C0, nb03.N_LAYERS, nb03.GAMMA2, gamma1=gamma1, record=True)
-    return sum(int(np.sum((rec.weights["3"][:N] > 0) & (tr.labels[t][:, None] != np.arange(K))))
-               for t, rec in enumerate(tr.layers))
+def _leaks(gamma1, gamma2=nb03.GAMMA2_LEAK):
+    """Per layer, how many (point, center) pairs give a non-member a nonzero block-3 weight."""
+    tr = trimmed_kmeans_transformer(X, C0, nb03.N_LAYERS, gamma2, gamma1=gamma1, record=True)
+    return [int(np.sum((rec.weights["3"][:N] > 0) & (tr.labels[t][:, None] != np.arange(K))))
+            for t, rec in enumerate(tr.layers)]
 
 
 def test_0302_threshold_is_where_the_transformer_starts_to_leak(capsys):
     g = nb03.leak_threshold()
-    assert 0.005 < g < 0.01                               # the measured fact the exercise rests on: ~0.0071
-    assert _leaks(0.999 * g) > 0 and _leaks(1.001 * g) == 0
-    assert _leaks(0.01) == 0 and _leaks(0.2) == 0         # the old exercise's premise was false
+    assert 0.015 < g < 0.017                              # the measured fact the exercise rests on: ~0.0159
+    assert sum(_leaks(0.999 * g)) > 0 and sum(_leaks(1.001 * g)) == 0
+    assert sum(_leaks(0.2)) == 0                          # well above: nothing leaks
     lo, hi = 1e-4, 1.0                                    # a student's bisection on the transformer
     for _ in range(20):
         mid = np.sqrt(lo * hi)
-        lo, hi = (mid, hi) if _leaks(mid) else (lo, mid)
+        lo, hi = (mid, hi) if sum(_leaks(mid)) else (lo, mid)
     assert check("03.2", hi) is True
+
+
+def test_0302_a_later_layer_sets_the_threshold_so_a_first_layer_answer_fails(capsys):
+    per_layer = nb03.leak_thresholds()
+    assert per_layer.argmax() == 2                        # layer 3 sets it, 5 % above layer 1, 2 % above layer 2
+    assert per_layer.max() > 1.04 * per_layer[0] and per_layer.max() > 1.015 * per_layer[1]
+    first = per_layer[0]
+    assert _leaks(0.999 * first)[0] > 0 and _leaks(1.001 * first)[0] == 0   # layer 1's own threshold, on the transformer
+    assert sum(_leaks(1.001 * first)) > 0                 # ... above which a later layer still leaks
+    assert check("03.2", first) is False                  # the first-layer-only answer
+    assert "every layer" in capsys.readouterr().out.lower()
 
 
 def test_0304_windows_match_the_quantile_rule_inside_and_not_outside(capsys):
@@ -98,7 +110,7 @@ def test_0307_exact_probability_agrees_with_seeded_gumbel_draws(capsys):
 
 @pytest.mark.parametrize("id", [i for i, ex in EXERCISES.items() if i.startswith("03.") and ex.checked])
 def test_each_checker_is_fast(id, capsys):
-    nb03.leak_threshold.cache_clear()
+    nb03.leak_thresholds.cache_clear()
     nb03.quantile_windows.cache_clear()
     nb03.robust_outlier_gamma.cache_clear()
     nb03.medoid_outlier_probability.cache_clear()

@@ -36,10 +36,11 @@ import make_notebook  # noqa: E402
 
 
 def test_the_course_has_enough_exercises_of_every_kind():
-    assert len(EXERCISES) >= 30
-    assert sum(ex.checked for ex in EXERCISES.values()) >= 20
+    assert len(EXERCISES) >= 50
+    assert sum(ex.checked for ex in EXERCISES.values()) >= 40
     for nb in NOTEBOOKS:
         assert sum(ex.checked for i, ex in EXERCISES.items() if i.startswith(nb + ".")) >= 3, nb
+        assert sum(ex.kind == "quiz" for i, ex in EXERCISES.items() if i.startswith(nb + ".")) >= 3, nb
     assert {ex.kind for ex in EXERCISES.values()} == set(KINDS)
 
 

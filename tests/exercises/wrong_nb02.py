@@ -60,9 +60,20 @@ WRONG = {
         # the function is not called: the centers themselves
         np.eye(2),
     ],
+    # self-checks
+    "02.9": [-0.8,     # -||x - c||^2, the Euclidean score
+             1.2,      # 2 x.c, the norm term left out
+             -0.4,     # x.c - ||c||^2: the factor 2 left out
+             1.0, "zero point two"],
+    "02.10": [(12, 10),    # transposed
+              (5, 12),     # one ReQU unit per coordinate
+              (10, 9),     # d + k columns: the norm, one and flag rows forgotten
+              (10, 10), (10,), (10.5, 12)],
+    "02.11": [1 / 82,      # the far center's responsibility
+              0.9,         # distances instead of squared distances
+              1.0,         # hardmax
+              0.5],        # beta = 0
 }
-
-
 def _normalized_sums(X, C):
     lab = np.argmax(C.T @ (X / np.linalg.norm(X, axis=0)), axis=0)
     out = C.copy()

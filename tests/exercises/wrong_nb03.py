@@ -5,9 +5,10 @@ from kmt_ref.algorithms.sparse_update import separating_penalties
 from kmt_ref.exercises import nb03
 
 _X, _C0, _ = nb03._data()
-_GAMMA1_CHOSEN = separating_penalties(_X, _C0, nb03.GAMMA2)[0]
-_D2 = (_GAMMA1_CHOSEN - 2.0) / nb03.GAMMA2              # separating_penalties: gamma1 = gamma2 D^2 + 2
+_GAMMA1_CHOSEN = separating_penalties(_X, _C0, nb03.GAMMA2_LEAK)[0]
+_D2 = (_GAMMA1_CHOSEN - 2.0) / nb03.GAMMA2_LEAK             # separating_penalties: gamma1 = gamma2 D^2 + 2
 _G1 = nb03.leak_threshold()
+_G1_LAYERS = nb03.leak_thresholds()
 _WIN = nb03.quantile_windows()
 _GR = nb03.robust_outlier_gamma()
 _P = nb03._outlier_probabilities()
@@ -21,10 +22,13 @@ WRONG = {
         0.5,                              # a number, not a vector
     ],
     "03.2": [
-        0.2,                              # the old exercise's premise: nothing leaks at 0.2
-        0.01,                             # the issue's example: nothing leaks at 0.01 either
+        0.2,                              # far above: nothing leaks at 0.2
+        0.007108,                         # the threshold at the notebook's gamma2 = 3, not the exercise's 0.5
+        _G1_LAYERS[0],                    # layer 1 only: a later layer sets the threshold
+        _G1_LAYERS[:2].max(),             # the first two layers only
+        _G1_LAYERS[-1],                   # the last layer only
         _GAMMA1_CHOSEN,                   # separating_penalties' choice, a sufficient value
-        (nb03.GAMMA2 * _D2 + 1) / 2,      # the inequality's bound, also only sufficient
+        (nb03.GAMMA2_LEAK * _D2 + 1) / 2,  # the inequality's bound, also only sufficient
         2 * _G1,                          # forgot that ||e_j - y_i||^2 = 2 for a non-member
         0.5 * _G1,                        # something leaks there, but also above
     ],
@@ -49,4 +53,15 @@ WRONG = {
         3.127942349578916e-12,            # gamma = 20 instead of 2
         list(_P),                         # the three per-center probabilities, not one number
     ],
+    # self-checks
+    "03.9": [[0.5, 0.5, 0.0],                  # alpha = inf normmax
+             [0.6285, 0.3812, 0.0],            # softmax-like: not sparse
+             [1.0, 0.0, 0.0],                  # "only the maximum"
+             [0.625, 0.375, 0.0],              # tau = 3/8, a mistaken threshold
+             [0.75, 0.25]],                    # the zero left out
+    "03.10": [[0.7, 0.3, 0.0],                 # the sqrt(d) left out
+              [0.5, 0.5, 0.0],                 # uniform on the kept members: the trimmed rule
+              [1 / 3, 1 / 3, 1 / 3],           # Lloyd's mean
+              [0.6414, 0.3586]],               # the zero left out
+    "03.11": ["b", "c", "d", "member"],
 }

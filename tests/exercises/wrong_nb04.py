@@ -43,4 +43,13 @@ WRONG = {
         [0.05169007, 0.10243379],            # Lloyd minus soft
         [0.13810969, 0.20297041],            # the gaps of 04.1 (the prize of a better start), not the soft layer's
     ],
+    # self-checks
+    "04.9": [1452,     # 12 d_emb^2: the biases forgotten
+             864,      # d_emb = d: the one-hot rows forgotten
+             132, 1584.5],
+    "04.10": [0.0,     # the k-means objective
+              0.125,   # lambda = 0: the plain mean
+              0.02052,  # unnormalized weights
+              0.003346],  # distances instead of squared distances
+    "04.11": ["a", "b", "c", "D)"],
 }

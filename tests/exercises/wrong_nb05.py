@@ -31,4 +31,12 @@ WRONG = {
     "05.3": [lloyd(np.array([[0.0, -2.0, 2.0, 10.0, 11.0]]), np.array([[-1.0, 10.0, 1.0]]), 1).centers[1],
              np.array([[-2.0, 10.5, 2.0]]), np.array([[-1.0, 7.0, 2.0]]), [[-2.0, 7.0]]],
     "05.4": [np.exp(10.0), 1e-4, 1.0, "big"],
+    # self-checks
+    "05.6": [5,        # 2^5 = 32 codes: one short
+             33,       # the one-hot length
+             5.04, 7],
+    "05.7": [-2,       # a one-hot non-member
+             3,        # the sign
+             -1, -9],
+    "05.8": ["a", "c", "d", "e^-10"],
 }
