@@ -327,7 +327,7 @@ def _rewrite(body, root, page, pages, copies):
                 tag[attr] = _relative(out_of["README.md"], page.out) + "#" + frag
             continue
         target = posixpath.normpath(posixpath.join(posixpath.dirname(page.source), path))
-        if target.startswith("../") or target == ".." or not (root / target).exists():
+        if target.startswith(("/", "../")) or target == ".." or not (root / target).exists():
             raise ValueError(f"{page.source} links to {url!r}, which is not a file of the repository")
         if target in out_of:
             tag[attr] = _relative(out_of[target], page.out) + (f"#{frag}" if frag else "")
@@ -342,8 +342,9 @@ def _rewrite(body, root, page, pages, copies):
 # --------------------------------------------------------------------------
 # The output folder
 # --------------------------------------------------------------------------
-def _files(folder):
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if not p.is_dir()}
+def _files(folder, dirs=False):
+    """The files (or the folders) under ``folder``, relative, POSIX."""
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_dir() == dirs}
 
 
 def check_out(out):
@@ -365,7 +366,13 @@ def check_out(out):
     except (ValueError, KeyError, TypeError):
         raise ValueError(f"out={str(out)!r}: its {MARKER} is not a book's list of files; "
                          f"choose a new or empty folder") from None
-    others = sorted(present - written - {MARKER})
+    folders = set()  # the folders the book made: every ancestor of a file it wrote
+    for name in written:
+        parent = posixpath.dirname(name)
+        while parent and parent not in folders:
+            folders.add(parent)
+            parent = posixpath.dirname(parent)
+    others = sorted((present - written - {MARKER}) | (_files(out, dirs=True) - folders))
     if others:
         shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
         raise ValueError(f"out={str(out)!r} is a kmt_ref book holding files the book did not write "

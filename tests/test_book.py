@@ -123,16 +123,24 @@ def test_refuses_to_overwrite_what_it_did_not_write(repo, tmp_path):
     with pytest.raises(ValueError, match=r"holding files the book did not write \(docs/notes.txt\)"):
         build_book(out, root=repo)
     assert (out / "docs" / "notes.txt").read_text() == "mine" and (out / "index.html").is_file()
+    (out / "docs" / "notes.txt").unlink()
+    (out / "docs" / "drafts").mkdir()  # an empty folder of the user's is kept too
+    with pytest.raises(ValueError, match=r"did not write \(docs/drafts\)"):
+        build_book(out, root=repo)
+    (out / "docs" / "drafts").rmdir()
+    build_book(out, root=repo)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine", "repo", "site"]  # no work folder left
     with pytest.raises(TypeError, match="solutions='yes'"):
         build_book(tmp_path / "new", root=repo, solutions="yes")
 
 
-def test_a_broken_link_is_an_error(tmp_path):
-    repo = tiny_repo(tmp_path / "repo", extra_link="[gone](docs/NONE.md)\n")
-    with pytest.raises(ValueError, match=r"README.md links to 'docs/NONE.md', which is not a file"):
+@pytest.mark.parametrize("link", ["docs/NONE.md", "/etc/hostname", "../outside.txt"])
+def test_a_link_out_of_the_repository_is_an_error(tmp_path, link):
+    (tmp_path / "outside.txt").write_text("x")
+    repo = tiny_repo(tmp_path / "repo", extra_link=f"[gone]({link})\n")
+    with pytest.raises(ValueError, match=f"README.md links to '{re.escape(link)}', which is not a file"):
         build_book(tmp_path / "site", root=repo)
-    assert not (tmp_path / "site").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside.txt", "repo"]  # nothing written
 
 
 def test_cli_user_errors(repo, tmp_path, capsys):
