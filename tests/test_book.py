@@ -7,7 +7,8 @@ the real book is opened through the DevTools protocol (``websocket-client``, whi
 already depends on) and must load with no uncaught script error, no failed or network resource,
 every image drawn, every local link and anchor resolving, and its math typeset by the site's own
 MathJax (no raw ``$$`` or ``\\(`` left, no TeX error). The checker itself is shown failing on a page
-broken on purpose.
+broken on purpose, and a matplotlib ``to_jshtml`` animation is shown playing offline (notebook 01's own
+animation is checked once the stored notebook has one).
 """
 import html
 import json
@@ -141,6 +142,52 @@ def test_a_link_out_of_the_repository_is_an_error(tmp_path, link):
     with pytest.raises(ValueError, match=f"README.md links to '{re.escape(link)}', which is not a file"):
         build_book(tmp_path / "site", root=repo)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outside.txt", "repo"]  # nothing written
+
+
+def jshtml_animation():
+    """A matplotlib ``to_jshtml`` animation of six frames (it links font-awesome from a CDN)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.animation import FuncAnimation
+
+    fig, ax = plt.subplots(figsize=(2, 1.5))
+    (line,) = ax.plot([0, 1], [0, 0])
+    anim = FuncAnimation(fig, lambda i: (line.set_ydata([0, i / 5]), line)[1:], frames=6)
+    markup = anim.to_jshtml()
+    plt.close(fig)
+    return markup
+
+
+def add_output(repo, html):
+    path = repo / "notebooks" / "01_a.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("anim", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/html": html, "text/plain": "<IPython.core.display.HTML object>"})]))
+    nbformat.write(nb, path)
+
+
+@pytest.fixture(scope="module")
+def animated_book(tmp_path_factory):
+    repo = tiny_repo(tmp_path_factory.mktemp("animated") / "repo")
+    markup = jshtml_animation()
+    assert "font-awesome" in markup and 'class="animation"' in markup
+    add_output(repo, markup)
+    build_book(repo.parent / "site", root=repo)
+    return repo.parent / "site"
+
+
+def test_an_animation_needs_no_network(animated_book):
+    page = (animated_book / "notebooks" / "01_a.html").read_text(encoding="utf-8")
+    assert 'class="animation"' in page and "font-awesome" not in page
+    assert ".fa-play::before" in (animated_book / "_static" / "book.css").read_text()
+
+
+def test_a_script_from_the_network_is_an_error(repo, tmp_path):
+    add_output(repo, '<script src="https://example.org/x.js"></script>')
+    with pytest.raises(ValueError, match=r"01_a.ipynb loads the script 'https://example.org/x.js' from the network"):
+        build_book(tmp_path / "site", root=repo)
 
 
 def test_cli_user_errors(repo, tmp_path, capsys):
@@ -388,6 +435,12 @@ def test_page_in_the_browser(browser, site, rel):
     assert not problems, f"{rel}:\n" + "\n".join(problems)
     if rel.startswith("notebooks/"):
         assert facts["typeset"] > 0 and facts["images"], f"{rel}: no math or no figure"
+
+
+def test_an_animation_plays_in_the_browser(browser, animated_book):
+    problems, facts = page_problems(browser, animated_book / "notebooks" / "01_a.html", animated_book)
+    assert not problems
+    assert facts["animations"] == [{"drawn": True, "frames": 6}]
 
 
 @pytest.mark.xfail(not _has_animation(NB01), strict=False, reason="needs the animation in notebook 01")
