@@ -99,6 +99,7 @@ nav.book-pager { display: flex; justify-content: space-between; gap: 1rem; margi
 }
 .MJX_Assistive_MathML * { font-family: serif !important; }
 .jp-RenderedHTMLCommon a code { color: inherit; }
+.jp-RenderedMarkdown pre { margin-bottom: 1em; }
 .anim-buttons i.fa { font-style: normal; }
 .fa-minus::before { content: "\\2212"; }
 .fa-plus::before { content: "+"; }
@@ -167,7 +168,7 @@ def book_pages(root, solutions=False):
     """The pages of the site, in reading order (the order of the contents and of previous/next)."""
     root = Path(root)
     readme = (root / "README.md").read_text(encoding="utf-8")
-    pages = [Page("README.md", "index.html", "index", "Start here", "Start here", "")]
+    pages = [Page("README.md", "index.html", "index", "kmt_ref: start here", "Start here", "")]
     groups = [("notebooks", "Notebooks", "")]
     if solutions:
         groups.append(("notebooks/solutions", "Solutions", "Solutions: "))
