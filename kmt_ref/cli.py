@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "kmt_ref.viz.registry",  # figures: regenerate everything in figures/
     "kmt_ref.learning.cli",  # train, evaluate: learning the algorithm (SPEC §6)
     "kmt_ref.sweep",  # sweep: the authors' gamma sweep, re-run against their published table
+    "kmt_ref.book",  # book: the notebooks and docs as a static site, read offline
 ]
 
 #: exit status of a user error (argparse uses the same)
