@@ -557,8 +557,8 @@ check("02.1", answer)
 # ### BEGIN SOLUTION
 # **(a)** Expand: $-\|x_i - c_j\|^2 = -\|x_i\|^2 + 2x_i\cdot c_j - \|c_j\|^2$, so the dot score of
 # query $i$ and key $j$ is $s^{dot}_{ij} = s^{euc}_{ij} + \|x_i\|^2$. For a fixed query $i$ the added
-# term $a_i = \|x_i\|^2$ is the same for every key $j$: the column $s^{dot}_{\cdot i} = s^{euc}_{\cdot i}
-# + a_i\mathbf 1$. The scores at inverse temperature γ are $\gamma s$, and
+# term $a_i = \|x_i\|^2$ is the same for every key $j$: the column
+# $s^{dot}_{\cdot i} = s^{euc}_{\cdot i} + a_i\mathbf 1$. The scores at inverse temperature γ are $\gamma s$, and
 # $\gamma(s + a\mathbf 1) = \gamma s + (\gamma a)\mathbf 1$ is again a shift, so by shift invariance
 # $\sigma(\gamma s^{dot}_{\cdot i}) = \sigma(\gamma s^{euc}_{\cdot i})$ for every γ. For softmax:
 # $e^{\gamma(s_j + a)}/\sum_l e^{\gamma(s_l + a)} = e^{\gamma a}e^{\gamma s_j}/(e^{\gamma a}\sum_l e^{\gamma s_l})$.
