@@ -155,3 +155,37 @@ def test_nbgrader_autogrades_solutions_full_and_student_zero(course):
                     assert auto == (top if full else 0.0), (stem, who, gid, auto)
                 if not full:
                     assert nb.score == 0.0 and nb.max_score > 0
+
+
+# ----------------------------------------------------------------------------- the rubrics in docs/TEACHING.md
+def _written_points():
+    """{id: points of its manually graded cells} over all notebooks."""
+    out = {}
+    for src in SOURCES:
+        for c in make_notebook.notebooks_from_source(src)[1].cells:
+            meta = c.metadata.get("nbgrader", {})
+            if meta.get("grade") and meta.get("solution"):
+                id = ".".join(meta["grade_id"][2:].split("_")[:2])
+                out[id] = out.get(id, 0) + meta["points"]
+    return out
+
+
+def test_every_written_answer_has_a_rubric_worth_its_points():
+    text = (ROOT / "docs" / "TEACHING.md").read_text()
+    rubrics = text[text.index("## Rubrics for the written answers"):]
+    written = _written_points()
+    for id, points in written.items():
+        if EXERCISES[id].kind == "code":
+            continue
+        m = re.search(rf"^\*\*{re.escape(id)} · [^\n]*\(\w+; ([\d.]+) points[;)]", rubrics, re.M)
+        assert m, f"docs/TEACHING.md has no rubric for {id}"
+        assert float(m.group(1)) == pytest.approx(points), id
+        body = rubrics[m.end():].split("\n\n")[0]
+        items = [float(x) for x in re.findall(r"^- ([\d.]+): ", body, re.M)]
+        assert items and sum(items) == pytest.approx(points), f"{id}: the rubric's items sum to {sum(items)}"
+    coded = re.search(r"\*\*Written parts of code exercises\*\* \(([^:]*):", rubrics).group(1)
+    listed = set()
+    for part in re.findall(r"\d\d\.\d+(?:–\d\d\.\d+)?", coded):
+        lo, _, hi = part.partition("–")
+        listed |= {f"{lo[:3]}{j}" for j in range(int(lo[3:]), int((hi or lo)[3:]) + 1)}
+    assert listed == {id for id in written if EXERCISES[id].kind == "code"}
