@@ -35,9 +35,10 @@ a hidden test, ::
 
 which nbgrader strips on release and restores when it autogrades. An exercise is
 worth its minutes in points, split equally over its graded cells (its tests cell and
-its manually graded answers). So ``nbgrader generate_assignment`` accepts the
-solutions notebook as it is, and its release is the student notebook, cell for cell
-(sources and nbgrader metadata), which therefore can be collected and autograded too.
+its manually graded answers) (open). So ``nbgrader generate_assignment``, with the
+configuration docs/TEACHING.md gives, accepts the solutions notebook as it is, and its
+release is the student notebook, cell for cell (sources and metadata, checksums
+included), which therefore can be collected and autograded too.
 """
 from __future__ import annotations
 
