@@ -25,11 +25,24 @@ nbgrader can take the solutions notebook as its source version:
 
 In the solutions every cell holding a solution region carries nbgrader's cell
 metadata (schema 3): a code region is an "autograded answer", a markdown region a
-"manually graded answer" worth the exercise's minutes in points. So
-``nbgrader generate_assignment`` accepts the solutions notebook as it is.
+"manually graded answer". The cell ``check("NN.M", answer)`` of every exercise that
+``check`` can grade becomes an "autograded tests" cell: in the solutions it ends with
+a hidden test, ::
+
+    ### BEGIN HIDDEN TESTS
+    assert check("NN.M", answer, quiet=True)
+    ### END HIDDEN TESTS
+
+which nbgrader strips on release and restores when it autogrades. An exercise is
+worth its minutes in points, split equally over its graded cells (its tests cell and
+its manually graded answers) (open). So ``nbgrader generate_assignment``, with the
+configuration docs/TEACHING.md gives, accepts the solutions notebook as it is, and its
+release is the student notebook, cell for cell (sources and metadata, checksums
+included), which therefore can be collected and autograded too.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 import time
@@ -41,6 +54,10 @@ from nbclient import NotebookClient
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB, TEXT_STUB = "answer = None  # your code", "*Your answer here.*"
 EXERCISE_HEADING = re.compile(r"^(#{2,4}) Exercise (\d\d\.\d+)\s*$")
+EXERCISE_START = re.compile(r"^#{2,4} Exercise (\d\d\.\d+)\s*$", re.M)
+#: the line of a code cell that checks an exercise: the cell becomes the exercise's autograded tests cell
+CHECK_LINE = re.compile(r'^check\("([^"]+)", answer\)\s*$', re.M)
+HIDDEN_TEST = '### BEGIN HIDDEN TESTS\nassert check("{id}", answer, quiet=True)\n### END HIDDEN TESTS'
 
 
 def parse_percent(text):
@@ -100,8 +117,12 @@ def expand_exercise_headings(body, exercises):
     return "\n".join(out)
 
 
-def nbgrader_metadata(kind, grade_id, points):
-    """nbgrader's cell metadata for a cell with a solution region (schema version 3)."""
+def nbgrader_metadata(kind, grade_id, points=None):
+    """nbgrader's cell metadata (schema version 3) for a cell with a solution region
+    (``kind`` "code" or "markdown") or for an autograded tests cell (``kind`` "tests")."""
+    if kind == "tests":
+        return {"nbgrader": {"grade": True, "grade_id": grade_id, "locked": True, "points": points,
+                             "schema_version": 3, "solution": False, "task": False}}
     meta = {"grade": kind == "markdown", "grade_id": grade_id, "locked": False,
             "schema_version": 3, "solution": True, "task": False}
     if kind == "markdown":
@@ -109,29 +130,86 @@ def nbgrader_metadata(kind, grade_id, points):
     return {"nbgrader": meta}
 
 
+def released_metadata(cell_type, source, meta):
+    """The metadata nbgrader's ``generate_assignment`` gives a released cell: the cell locked against
+    deletion (a tests cell also against editing) and its checksum (nbgrader.utils.compute_checksum)."""
+    if not meta:
+        return {}
+    nbg = dict(meta["nbgrader"], cell_type=cell_type)
+    digest = hashlib.md5()
+    for part in (source, cell_type, str(nbg["grade"]), str(nbg["solution"]), str(nbg["locked"]), nbg["grade_id"]):
+        digest.update(part.encode("utf-8"))
+    if nbg["grade"]:
+        digest.update(str(float(nbg["points"])).encode("utf-8"))
+    nbg["checksum"] = digest.hexdigest()
+    locked = {"deletable": False, "editable": False} if nbg["grade"] and not nbg["solution"] else {"deletable": False}
+    return {**locked, "nbgrader": nbg}
+
+
+def checked_id(kind, body, exercises):
+    """The id of the checked exercise whose check cell this is, or None."""
+    m = CHECK_LINE.search(body) if kind == "code" else None
+    if m is None:
+        return None
+    if m.group(1) not in exercises or not exercises[m.group(1)].checked:
+        raise ValueError(f"a cell checks {m.group(1)!r}, which is not a checked exercise")
+    return m.group(1)
+
+
+def exercise_points(cells, exercises):
+    """{grade_id: points}: each exercise's minutes split equally over its graded cells."""
+    graded, current, count = {}, None, {}
+    for kind, body in cells:
+        m = EXERCISE_START.search(body) if kind == "markdown" else None
+        current = m.group(1) if m else current
+        tested = checked_id(kind, body, exercises)
+        if tested is not None:
+            if f"ex{tested.replace('.', '_')}_test" in graded.get(tested, []):
+                raise ValueError(f"exercise {tested!r} has two cells `check({tested!r}, answer)`")
+            graded.setdefault(tested, []).append(f"ex{tested.replace('.', '_')}_test")
+        elif BEGIN in body and current is not None:
+            count[current] = count.get(current, 0) + 1
+            if kind == "markdown":
+                graded.setdefault(current, []).append(f"ex{current.replace('.', '_')}_{kind}{count[current]}")
+    return {gid: round(exercises[id].minutes / len(gids), 2) for id, gids in graded.items() for gid in gids}
+
+
 def notebooks_from_source(src):
     """(student, solutions) notebooks, not executed, for a source file."""
     from kmt_ref.exercises import EXERCISES
 
     cells = parse_percent(Path(src).read_text())
+    points = exercise_points(cells, EXERCISES)
+    stem = Path(src).stem
+    untested = [i for i, ex in EXERCISES.items() if ex.notebook == stem and ex.checked
+                and f"ex{i.replace('.', '_')}_test" not in points]
+    if untested:
+        raise ValueError(f"{src}: checked exercises without a cell `check(id, answer)`: {untested}")
     books = []
     for version in ("student", "solutions"):
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         current, count = None, {}  # the exercise whose cells follow, and solution cells seen per exercise
         for kind, body in cells:
-            m = re.search(r"^#{2,4} Exercise (\d\d\.\d+)\s*$", body, re.M) if kind == "markdown" else None
+            m = EXERCISE_START.search(body) if kind == "markdown" else None
             current = m.group(1) if m else current
             if kind == "markdown":
                 body = expand_exercise_headings(body, EXERCISES)
             meta = {}
-            if BEGIN in body:
-                if version == "student":
+            tested = checked_id(kind, body, EXERCISES)
+            if tested is not None:  # the released cell is the check alone; the hidden test stays with nbgrader
+                grade_id = f"ex{tested.replace('.', '_')}_test"
+                meta = nbgrader_metadata("tests", grade_id, points[grade_id])
+                if version == "solutions":
+                    body = body + "\n" + HIDDEN_TEST.format(id=tested)
+            elif BEGIN in body and current is not None:
+                count[current] = count.get(current, 0) + 1
+                grade_id = f"ex{current.replace('.', '_')}_{kind}{count[current]}"
+                meta = nbgrader_metadata(kind, grade_id, points.get(grade_id))
+            if version == "student":
+                if BEGIN in body:
                     body = strip_solutions(body, TEXT_STUB if kind == "markdown" else CODE_STUB)
-                elif current is not None:
-                    count[current] = count.get(current, 0) + 1
-                    grade_id = f"ex{current.replace('.', '_')}_{kind}{count[current]}"
-                    meta = nbgrader_metadata(kind, grade_id, EXERCISES[current].minutes)
+                meta = released_metadata(kind, body, meta)
             make = nbformat.v4.new_markdown_cell if kind == "markdown" else nbformat.v4.new_code_cell
             nb.cells.append(make(body, metadata=meta))
         books.append(nb)
@@ -157,13 +235,18 @@ def build(src, timeout=600):
     return out
 
 
+def cell_key(cell):
+    """What a stored cell must share with the built one: type, source and nbgrader's metadata."""
+    return (cell.cell_type, cell.source, cell.metadata.get("nbgrader"),
+            cell.metadata.get("deletable"), cell.metadata.get("editable"))
+
+
 def stale(src):
-    """The stored notebooks whose cell sources differ from what ``src`` builds."""
+    """The stored notebooks whose cells differ from what ``src`` builds (see :func:`cell_key`)."""
     bad = []
     for nb, path in zip(notebooks_from_source(src), targets(src)):
         stored = nbformat.read(path, as_version=4) if path.exists() else None
-        if stored is None or [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in stored.cells] != \
-                [(c.cell_type, c.source, c.metadata.get("nbgrader")) for c in nb.cells]:
+        if stored is None or [cell_key(c) for c in stored.cells] != [cell_key(c) for c in nb.cells]:
             bad.append(path)
     return bad
 
