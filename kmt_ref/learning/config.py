@@ -98,13 +98,13 @@ class TrainConfig:
         return d_emb_of(self.d, self.k, self.embedding)
 
 
-#: named configurations: "paper" (SPEC §6) and "small" (about 30 s on one core). "small" is the paper's
-#: protocol at n = 64, d = 8, k = 3, batch 16, 3,000 steps, and it shows the paper's result: over seeds 0-4
-#: the trained layer ends 0.12-0.14 below Lloyd (mean log objective after 20 steps on the 320 tasks that
-#: ``train`` evaluates at the end, one BLAS thread; seed 0: 2.119 against Lloyd's 2.239; float32 training,
-#: so the third decimal depends on the CPU and BLAS). With ``--d 4`` and everything else equal the layer
-#: ends near Lloyd (seeds 0-2: +0.050, -0.041, +0.051): at small d the prize for beating Lloyd is smaller
-#: (notebook 04, its seed table and exercise 04.8).
+#: named configurations: "paper" (SPEC §6), its d-only ablation, and "small" (about 30 s on one core;
+#: notebook 04 trains it live). "small" is the paper's protocol at n = 64, d = 8, k = 3, batch 16, 3,000
+#: steps, and it shows the paper's result: over seeds 0-4 the trained layer ends 0.12-0.14 below Lloyd
+#: (mean log objective after 20 steps on the 320 tasks that ``train`` evaluates at the end; seed 0: 2.119
+#: against Lloyd's 2.239, on one machine: float32 training rounds differently elsewhere). At d = 4,
+#: everything else equal, the layer ends near Lloyd, above it for two of seeds 0-2 (+0.050, -0.041,
+#: +0.051): at small d the prize for beating Lloyd is smaller (notebook 04, exercise 04.8).
 CONFIGS = {
     "paper": TrainConfig(),
     "paper_d_only": TrainConfig(embedding="none"),
