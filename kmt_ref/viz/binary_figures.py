@@ -27,9 +27,10 @@ import numpy as np
 from .. import binary_transformer, gaussian_blobs, kmeans_transformer, lloyd
 from ..algorithms.lloyd import lloyd_layer, lloyd_weights
 from ..core.tokens import prepare, run_layers, with_block
+from .canvas import drawn_values
 from .plotting import save_png
 
-__all__ = ["LEAK_VARIANTS", "LEAK_MODES", "plain_onehot_transformer", "finite_gamma_leak", "fig_binary_finite_gamma",
+__all__ = ["LEAK_VARIANTS", "LEAK_MODES", "LEAK_FLOOR", "plain_onehot_transformer", "finite_gamma_leak", "fig_binary_finite_gamma",
            "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "fig_binary_cost", "fig_binary_training"]
 
 
@@ -93,27 +94,43 @@ def finite_gamma_leak(gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5), k=8, 
     return out
 
 
-def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5)):
-    """Write the finite-gamma figure: the gap to Lloyd against gamma, one-hot against binary (median, range over seeds)."""
-    res = finite_gamma_leak(gammas, seeds)
+#: below this a gap is rounding: drawn at the floor (log panel) or at 0 (symlog panels), see :func:`drawn_values`
+LEAK_FLOOR = 1e-12
+
+
+def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5), res=None):
+    """Write the finite-gamma figure: the gap to Lloyd against gamma, one-hot against binary (median, range over seeds).
+
+    ``res`` is the output of :func:`finite_gamma_leak` for ``gammas`` and
+    ``seeds`` (computed when None). Gaps are drawn through
+    :func:`drawn_values` (3 significant digits, :data:`LEAK_FLOOR`), so the
+    PNG does not change with the BLAS kernel's rounding.
+    """
+    res = finite_gamma_leak(gammas, seeds) if res is None else res
+    n_seeds = len(list(seeds))
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     for ax, (mode, title) in zip(axes, LEAK_MODES.items()):
         for label, (_, style) in LEAK_VARIANTS.items():
-            gap = res[mode, label]
+            gap = drawn_values(res[mode, label], LEAK_FLOOR, sig=3, log=mode == "center")
             ax.plot(gammas, np.median(gap, axis=1), label=label, **style)
             ax.fill_between(gammas, gap.min(axis=1), gap.max(axis=1), color=style["color"], alpha=0.08)
         ax.set_xscale("log")
         if mode == "center":
             ax.set_yscale("log")
-            ax.set_ylim(1e-17, 1)
+            ax.set_ylim(LEAK_FLOOR / 4, 1)
+            ax.axhline(LEAK_FLOOR, color="0.5", lw=0.6, ls=":")
+            ax.text(gammas[-1], LEAK_FLOOR * 1.5, f"rounding: below {LEAK_FLOOR:.0e} drawn here", fontsize=7,
+                    color="0.4", va="bottom", ha="right")
+            ax.set_ylabel("max |c - c_Lloyd|")
         else:
             ax.set_yscale("symlog", linthresh=1e-6)
             ax.axhline(0, color="k", lw=0.6)
+            ax.set_ylabel(f"log J - log J_Lloyd (0: |gap| < {LEAK_FLOOR:.0e})")
         ax.set_xlabel("gamma")
         ax.set_title(title, fontsize=10)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=8, loc="upper right")
     fig.suptitle(f"The leak at finite gamma: k = 8 Gaussian clusters (m = 3 code bits), d = 2, n = 800; "
-                 f"median and range over {len(list(seeds))} draws", fontsize=10)
+                 f"median and range over {n_seeds} draws", fontsize=10)
     fig.tight_layout()
     return save_png(fig, path)
 

@@ -14,7 +14,7 @@ from matplotlib.ticker import MaxNLocator
 from .. import lloyd, lloyd_weights
 from ..learning import (BLOCKS, EVAL_SEED, FAMILIES, MODELS_DIR, attention_maps, load_checkpoint, load_evaluation,
                         sample_task, setting_label)
-from .canvas import _new_ax
+from .canvas import _new_ax, save_png
 from .matrices import _block_ticks, plot_attention
 
 __all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid", "fig5_training",
@@ -182,9 +182,7 @@ def fig5_training(path):
     fig.suptitle("Learning the algorithm: d=32, k=10, trained at n=512 "
                  f"(evaluation seed {info.get('seed', EVAL_SEED)}, no dropout at evaluation)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)
 
 
 def fig6_learned_weights(path):
@@ -209,6 +207,4 @@ def fig6_learned_weights(path):
         ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))  # 512 points: few ticks
     bottom.colorbar(axs[0].images[-1], ax=list(axs), fraction=0.03, pad=0.01, label="attention weight")
     bottom.suptitle("learned attention on one task (points sorted by Lloyd's first assignment)", fontsize=9)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=100)

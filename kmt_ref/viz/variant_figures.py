@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from .. import (kmeans_transformer, lloyd, randomized_kmedoids_transformer, robust_kmeans_transformer,
                 kmeans_objective, soft_kmeans_transformer, trimmed_kmeans_transformer)
 from ..data import blobs_with_outliers, toy_data
-from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories
+from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories, save_png
 
 __all__ = ["plot_soft_beta_sweep", "figure_soft_beta_sweep", "plot_listening", "run_all_variants",
            "plot_variants_outliers", "figure_variants_outliers"]
@@ -70,9 +70,7 @@ def figure_soft_beta_sweep(path, seed=19):
     """Write ``fig_soft_beta_sweep.png``: :func:`plot_soft_beta_sweep` on :func:`kmt_ref.data.toy_data`."""
     X, C0 = toy_data(seed)
     fig = plot_soft_beta_sweep(X, C0, betas=(1.0, 10.0, 100.0, 1000.0), n_layers=10)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)
 
 
 # --------------------------------------------------------------------------
@@ -227,6 +225,4 @@ def figure_variants_outliers(path, seed=4):
     fig = plot_variants_outliers(X, is_out, traces)
     fig.suptitle("Figure 4: variants on data with outliers, 5 layers, same initial centers", fontsize=10)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)
