@@ -345,7 +345,8 @@ plt.show()
 # Figure 4's drawing (`kmt_ref.viz.variant_figures.plot_variants_outliers`). Top: the center paths over the 5 layers;
 # the titles give the log objective of the **inliers** at the final centers. Bottom: lines from each center entering
 # the last layer (circle) to every point with a nonzero weight in block 3; the triangle is the new center. The axes
-# are set by the inliers; the outliers sit beyond them and are drawn on the border. Lloyd listens to every member,
+# are set by the inliers; the outliers sit beyond them and are drawn on the border, where the ray from the middle of
+# the axes to them leaves the frame (a line to an outlier ends at its cross). Lloyd listens to every member,
 # outliers included; trimmed and robust drop the far members; k-medoids listens to one sampled member.
 
 # %%
@@ -354,7 +355,6 @@ assert np.array_equal(tr_lloyd.labels, lloyd(X, C0, T).labels)
 traces = {"Lloyd": tr_lloyd, f"trimmed (γ₂={GAMMA2:g})": tr_trim, f"robust (γ={GAMMA_ROBUST:g})": tr_rob,
           f"k-medoids (γ={GAMMA_MEDOID:g})": tr_med}
 fig = plot_variants_outliers(X, is_out, traces)
-fig.tight_layout(rect=(0, 0.08, 1, 1))
 plt.show()
 log_j_in = {name: np.log(kmeans_objective(X[:, ~is_out], tr.centers[-1])) for name, tr in traces.items()}
 assert all(log_j_in[name] < log_j_in["Lloyd"] for name in traces if name != "Lloyd")
