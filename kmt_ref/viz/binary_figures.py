@@ -8,10 +8,11 @@
    gamma: about e^gamma times more in kmt_ref's scores, which (unlike the
    follow-up's Definition 2.2) are not divided by sqrt(d_emb). The numbers
    come from :func:`finite_gamma_leak` (computed on the spot, seeded).
-2. :func:`fig_binary_cost` — parameters, forward time and peak memory against
-   k at d = 32, one-hot against binary, drawn from the committed benchmark
-   output :data:`COST_CSV` (``python benchmarks/bench_binary.py --out ...``),
-   beside the follow-up's GPU forward times at k = 1000 (its Table 1).
+2. :func:`fig_binary_cost` — parameters, forward time, the one-hot/binary
+   time ratio and peak memory against k at d = 32, drawn from the committed
+   benchmark output :data:`COST_CSV` (``python benchmarks/bench_binary.py
+   --out ...``); the ratio panel sets the follow-up's GPU ratio at k = 1000
+   (its Table 1) beside the CPU ratio.
 3. :func:`fig_binary_training` — the trained binary model beside the one-hot
    and d-only ones: validation curves and the 20-step evaluation on the same
    320 tasks, from the committed models and stored evaluations.
@@ -156,9 +157,14 @@ def read_cost_csv(path=COST_CSV):
 
 
 def fig_binary_cost(path, csv_path=COST_CSV):
-    """Write the cost figure: parameters, forward time (trained model, and the exact circuit) and peak memory against k."""
+    """Write the cost figure against k: parameters, forward time on this CPU, the one-hot/binary time ratio, peak memory.
+
+    The follow-up's GPU times (:data:`FOLLOW_UP_GPU_MS`) are another machine
+    and another batch (32 tasks), so they are not drawn on the CPU time axis:
+    only their ratio, a pure number, is set beside the CPU ratio.
+    """
     res = read_cost_csv(csv_path)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), layout="constrained")
     style = {"onehot": dict(color="C0", marker="o", label="one-hot, d_emb = d + k"),
              "binary": dict(color="C3", marker="s", label="binary, d_emb = d + ceil(log2 k)")}
     for emb, r in res.items():
@@ -166,21 +172,30 @@ def fig_binary_cost(path, csv_path=COST_CSV):
         axes[1].plot(r["k"], 1e3 * r["model_s"], **style[emb])
         axes[1].plot(r["k"], 1e3 * r["circuit_s"], color=style[emb]["color"], ls=":", marker=".",
                      label=f"{emb}: exact circuit (gamma = inf)")
-        axes[2].plot(r["k"], r["model_peak_mb"], **style[emb])
-    for emb, ms in FOLLOW_UP_GPU_MS.items():
-        axes[1].plot([1000], [ms], marker="*", ms=13, color=style[emb]["color"], ls="none",
-                     label=f"{emb}: follow-up's Table 1 (GPU, 32 tasks), k = 1000")
-    n = int(res["binary"]["n"][0])
-    titles = ("parameters 12 (d_emb^2 + d_emb)", f"forward time, one task, n = {n} (ms, this CPU)",
-              "peak memory of the model forward (MB)")
-    for ax, title in zip(axes, titles):
+        axes[3].plot(r["k"], r["model_peak_mb"], **style[emb])
+    on, bi = res["onehot"], res["binary"]
+    axes[2].plot(on["k"], on["model_s"] / bi["model_s"], color="k", marker="o", label="trained model, this CPU")
+    axes[2].plot(on["k"], on["circuit_s"] / bi["circuit_s"], color="k", ls=":", marker=".",
+                 label="exact circuit (gamma = inf), this CPU")
+    gpu = FOLLOW_UP_GPU_MS["onehot"] / FOLLOW_UP_GPU_MS["binary"]
+    axes[2].plot([1000], [gpu], marker="*", ms=14, color="C2", ls="none",
+                 label=f"follow-up's Table 1, GPU, 32 tasks: {FOLLOW_UP_GPU_MS['onehot']:g} / "
+                       f"{FOLLOW_UP_GPU_MS['binary']:g} ms")
+    axes[2].axhline(1.0, color="0.5", lw=0.6)
+    n = int(bi["n"][0])
+    panels = (("parameters = 12 (d_emb² + d_emb)", "parameters", "log"),
+              (f"forward time of one task, n = {n}, on this CPU", "milliseconds", "log"),
+              ("forward time, one-hot / binary", "ratio (one-hot time / binary time)", "log"),
+              ("peak memory of the model forward", "MB", "linear"))
+    for ax, (title, ylabel, yscale) in zip(axes, panels):
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        ax.set_yscale(yscale)
         ax.set_xlabel("clusters k (d = 32)")
+        ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
-    axes[0].legend(fontsize=8)
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
+    axes[2].yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    for ax, size in zip(axes, (8, 7, 7, 8)):
+        ax.legend(fontsize=size)
     return save_png(fig, path)
 
 
