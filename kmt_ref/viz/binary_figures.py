@@ -31,8 +31,8 @@ from ..core.tokens import prepare, run_layers, with_block
 from .canvas import drawn_values
 from .plotting import save_png
 
-__all__ = ["LEAK_VARIANTS", "LEAK_MODES", "LEAK_FLOOR", "plain_onehot_transformer", "finite_gamma_leak", "fig_binary_finite_gamma",
-           "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "fig_binary_cost", "fig_binary_training"]
+__all__ = ["LEAK_VARIANTS", "LEAK_MODES", "LEAK_FLOOR", "plain_onehot_transformer", "finite_gamma_leak",
+           "fig_binary_finite_gamma", "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "plot_binary_cost", "fig_binary_cost", "fig_binary_training"]
 
 
 def plain_onehot_transformer(X, C0, n_layers, gamma=np.inf, gamma_update=None):
@@ -157,13 +157,26 @@ def read_cost_csv(path=COST_CSV):
 
 
 def fig_binary_cost(path, csv_path=COST_CSV):
-    """Write the cost figure against k: parameters, forward time on this CPU, the one-hot/binary time ratio, peak memory.
+    """Write :func:`plot_binary_cost` of the benchmark CSV ``csv_path``."""
+    return save_png(plot_binary_cost(read_cost_csv(csv_path)), path)
+
+
+def plot_binary_cost(res):
+    """The cost against k: parameters, forward time on one CPU thread, the one-hot/binary time ratio, peak memory.
 
     The follow-up's GPU times (:data:`FOLLOW_UP_GPU_MS`) are another machine
     and another batch (32 tasks), so they are not drawn on the CPU time axis:
     only their ratio, a pure number, is set beside the CPU ratio.
+
+    Parameters
+    ----------
+    res : dict
+        :func:`read_cost_csv`'s output.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
     """
-    res = read_cost_csv(csv_path)
     fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), layout="constrained")
     style = {"onehot": dict(color="C0", marker="o", label="one-hot, d_emb = d + k"),
              "binary": dict(color="C3", marker="s", label="binary, d_emb = d + ceil(log2 k)")}
@@ -174,9 +187,9 @@ def fig_binary_cost(path, csv_path=COST_CSV):
                      label=f"{emb}: exact circuit (gamma = inf)")
         axes[3].plot(r["k"], r["model_peak_mb"], **style[emb])
     on, bi = res["onehot"], res["binary"]
-    axes[2].plot(on["k"], on["model_s"] / bi["model_s"], color="k", marker="o", label="trained model, this CPU")
+    axes[2].plot(on["k"], on["model_s"] / bi["model_s"], color="k", marker="o", label="trained model, one CPU thread")
     axes[2].plot(on["k"], on["circuit_s"] / bi["circuit_s"], color="k", ls=":", marker=".",
-                 label="exact circuit (gamma = inf), this CPU")
+                 label="exact circuit (gamma = inf), one CPU thread")
     gpu = FOLLOW_UP_GPU_MS["onehot"] / FOLLOW_UP_GPU_MS["binary"]
     axes[2].plot([1000], [gpu], marker="*", ms=14, color="C2", ls="none",
                  label=f"follow-up's Table 1, GPU, 32 tasks: {FOLLOW_UP_GPU_MS['onehot']:g} / "
@@ -184,7 +197,7 @@ def fig_binary_cost(path, csv_path=COST_CSV):
     axes[2].axhline(1.0, color="0.5", lw=0.6)
     n = int(bi["n"][0])
     panels = (("parameters = 12 (d_emb² + d_emb)", "parameters", "log"),
-              (f"forward time of one task, n = {n}, on this CPU", "milliseconds", "log"),
+              (f"forward time of one task, n = {n}, one CPU thread", "milliseconds", "log"),
               ("forward time, one-hot / binary", "ratio (one-hot time / binary time)", "log"),
               ("peak memory of the model forward", "MB", "linear"))
     for ax, (title, ylabel, yscale) in zip(axes, panels):
@@ -196,7 +209,7 @@ def fig_binary_cost(path, csv_path=COST_CSV):
     axes[2].yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
     for ax, size in zip(axes, (8, 7, 7, 8)):
         ax.legend(fontsize=size)
-    return save_png(fig, path)
+    return fig
 
 
 # --------------------------------------------------------------------------
