@@ -222,6 +222,6 @@ def fig3_weights_and_attention(path, seed=19, layer=0):
     plot_layer_attention(trace.layers[layer].weights, axes=bottom.subplots(1, 4), n_points=n)
     bottom.suptitle(
         f"Attention matrices sigma(S) of layer {layer + 1} at gamma = inf on {n} points "
-        "(sorted by cluster); rows = keys, columns = queries", fontsize=10,
+        "(sorted by cluster); rows = keys, columns = queries; each block its own colour scale", fontsize=10,
     )
     return save_png(fig, path)
