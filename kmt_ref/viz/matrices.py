@@ -113,7 +113,7 @@ def plot_matrix(M, ax=None, row_blocks=None, col_blocks="same", title=None, cmap
 
 
 def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query", key_label="key",
-                   cmap="viridis", colorbar=True, vmax=1.0):
+                   cmap="viridis", colorbar=True, vmax=1.0, label_columns=False):
     """One attention matrix ``sigma(S)``: keys down the rows, queries along the columns.
 
     Parameters
@@ -136,6 +136,9 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
         Top of the colour scale: 1 (default, every weight's largest possible
         value) or None for the matrix's own largest weight, so that small
         weights (block 3's 1/|M_j|) are not drawn nearly black.
+    label_columns : bool
+        Write under each query its largest weight (``1/8`` for a hardmax
+        average over 8 keys), for a few queries whose weights differ.
 
     Returns
     -------
@@ -149,6 +152,9 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if key_blocks:
         _block_ticks(ax, key_blocks, "y")
+    if label_columns:
+        ax.set_xticks(range(W.shape[1]))
+        ax.set_xticklabels([f"{j}\nmax {_weight_text(w)}" for j, w in enumerate(W.max(axis=0))], fontsize=8)
     ax.set_xlabel(f"{query_label} ({W.shape[1]})")
     ax.set_ylabel(f"{key_label} ({W.shape[0]})")
     if title:
@@ -170,7 +176,7 @@ BLOCK_ROLES = {
 def _weight_text(w):
     """A weight as text: ``1/m`` when it is one (a hardmax average over m keys), else 3 significant digits."""
     if w > 0 and abs(1 / w - round(1 / w)) < 1e-9:
-        return f"1/{round(1 / w)}"
+        return "1" if round(1 / w) == 1 else f"1/{round(1 / w)}"
     return f"{w:.3g}"
 
 
@@ -220,11 +226,8 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None, scale="e
         if scale == "each":
             title = f"{title}\ncolour scale 0 to {float(W.max()):.3g}"
         plot_attention(W, ax=ax, title=title, key_blocks=key_blocks, query_label=q_label, key_label=k_label,
-                       colorbar=scale == "each", vmax=None if scale == "each" else 1.0)
-        top = W.max(axis=0)
-        if W.shape[1] <= 10 and top.min() < 1:  # few queries, some below weight 1: write each one's largest weight
-            ax.set_xticks(range(W.shape[1]))
-            ax.set_xticklabels([f"{j}\nmax {_weight_text(w)}" for j, w in enumerate(top)], fontsize=8)
+                       colorbar=scale == "each", vmax=None if scale == "each" else 1.0,
+                       label_columns=W.shape[1] <= 10 and W.max(axis=0).min() < 1)
     used = list(axes[:len(names)])
     if scale == "shared":
         fig.colorbar(used[0].images[-1], ax=used, fraction=0.02, pad=0.02, label="attention weight")

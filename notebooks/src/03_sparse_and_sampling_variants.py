@@ -321,7 +321,9 @@ plt.show()
 
 # %% [markdown]
 # Block 3's attention in layer 1 is one-hot per center (the sampled member), and block mu's is uniform on the
-# members. Keys sorted by cluster (Lloyd's first assignment), the center tokens last:
+# members. Keys sorted by cluster (Lloyd's first assignment), the center tokens last. Each panel has its own
+# colour scale, from 0 to its largest weight, and each center's largest weight is written under its column:
+# on a common 0–1 scale block mu's weights $1/n_j$ would look black.
 
 # %%
 by_cluster = np.argsort(labels0, kind="stable")   # point order grouped by cluster
@@ -333,7 +335,7 @@ for ax, block, title in [(axes[0], "mu", "block mu: the member mean (1/n_j each)
                          (axes[1], "3", "block 3: the sampled member (one-hot)")]:
     Wb = tr_med.layers[0].weights[block]           # (n + k, k)
     plot_attention(np.vstack([Wb[:n][by_cluster], Wb[n:]]), ax=ax, title=title, key_blocks=key_blocks,
-                   query_label="centers", key_label="points (by cluster) | centers")
+                   query_label="centers", key_label="points (by cluster) | centers", vmax=None, label_columns=True)
 axes[1].set_ylabel("")                             # the same keys as on the left
 W3m = tr_med.layers[0].weights["3"][:n]
 assert np.all(W3m.sum(axis=0) == 1) and np.all(labels0[np.argmax(W3m, axis=0)] == np.arange(k))
