@@ -181,8 +181,8 @@ def plot_diagonal_vs_off(params, d, axes=None):
         ax.set_xticklabels([f"block {b}" for b in BLOCKS])
         title = "QᵀK" if name == "QK" else "V"
         ax.set_ylabel(f"entry of {title} (data rows and columns)", fontsize=9)
-        ax.set_title(f"{title} of each block, data block: the {d} diagonal entries (red), the {d * d - d} others "
-                     "(grey)", fontsize=9)
+        ax.set_title(f"{title} of each block, data block: {d} diagonal entries (red), {d * d - d} others (grey)",
+                     fontsize=9)
     axes[0].legend(fontsize=8, markerscale=2)
     return fig
 

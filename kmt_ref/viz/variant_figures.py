@@ -57,11 +57,13 @@ def plot_soft_beta_sweep(X, C0, betas, n_layers=10, fig=None):
         tr = soft_kmeans_transformer(X, C0, n_layers, beta, record=True)
         R = tr.layers[-1].weights["1"]  # (k, n) responsibilities = attention of block 1
         ax = axes[0, col]
-        plot_center_trajectories(X, tr.centers, ax=ax, title=f"beta = {beta:g}", point_color="none")
+        plot_center_trajectories(X, tr.centers, ax=ax, title=f"beta = {beta:g}", point_color="none", legend=False)
         ax.scatter(X[0], X[1], s=22, c=np.clip(R.T @ colors, 0, 1), edgecolors="k", linewidths=0.3, zorder=0)
         plot_attention(R[:, order], ax=axes[1, col], title=f"block 1 attention = r_ij (layer {n_layers})",
                        query_label="points, grouped by Lloyd's cluster", key_label="centers")
-    fig.suptitle("soft k-means transformer (finite gamma = beta in block 1, linear block 3)")
+    fig.suptitle("soft k-means transformer (finite gamma = beta in block 1, linear block 3)\n"
+                 "top: circles, the initial centers; triangles, the centers after each layer; "
+                 "each point coloured by its responsibilities", fontsize=11)
     fig.tight_layout()
     return fig
 
