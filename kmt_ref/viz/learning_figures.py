@@ -166,7 +166,7 @@ def plot_diagonal_vs_off(params, d, axes=None):
     matplotlib.figure.Figure
     """
     if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.2))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
     fig = axes[0].figure
     off = ~np.eye(d, dtype=bool)
     spread = ((np.arange(d * d - d) * 0.6180339887) % 1.0 - 0.5) * 0.5  # deterministic sideways spread
@@ -181,7 +181,7 @@ def plot_diagonal_vs_off(params, d, axes=None):
         ax.set_xticklabels([f"block {b}" for b in BLOCKS])
         title = "QᵀK" if name == "QK" else "V"
         ax.set_ylabel(f"entry of {title} (data rows and columns)", fontsize=9)
-        ax.set_title(f"{title} of each block, data block: {d} diagonal entries (red), {d * d - d} others (grey)",
+        ax.set_title(f"{title} of each block, data block:\n{d} diagonal entries (red), {d * d - d} others (grey)",
                      fontsize=9)
     axes[0].legend(fontsize=8, markerscale=2)
     return fig
