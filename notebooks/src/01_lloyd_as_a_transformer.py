@@ -340,10 +340,10 @@ assert np.array_equal(runs[np.inf].labels, ref.labels)
 assert runs[np.inf].log_objective[-1] == ref.log_objective[-1]
 assert runs[1.0].log_objective[-1] > ref.log_objective[-1]          # gamma = 1 is far from Lloyd
 assert np.array_equal(runs[1e3].labels, ref.labels) and runs[1e3].one_hot[-1] < n
-styles = {"Lloyd": {"lw": 6, "color": "0.8", "marker": "", "zorder": 0}}   # wide and grey, under the others
+styles = {"Lloyd": {"lw": 6, "color": "0.8", "marker": "", "zorder": 0,   # wide and grey, under the others
+                   "label": "Lloyd (wide, grey):\ngamma = inf lies exactly on it"}}
 fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Lloyd", styles=styles)
-fig.axes[0].text(0.03, 0.03, "Lloyd: the wide grey line;\ngamma = inf lies exactly on it", fontsize=8,
-                 transform=fig.axes[0].transAxes)
+fig.axes[0].legend(fontsize=8, loc="center right")                    # between gamma = 1 (top) and the rest
 assert np.array_equal(runs[np.inf].log_objective, ref.log_objective)   # bit for bit: the curves coincide
 
 # %% [markdown]
