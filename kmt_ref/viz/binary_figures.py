@@ -8,10 +8,11 @@
    gamma: about e^gamma times more in kmt_ref's scores, which (unlike the
    follow-up's Definition 2.2) are not divided by sqrt(d_emb). The numbers
    come from :func:`finite_gamma_leak` (computed on the spot, seeded).
-2. :func:`fig_binary_cost` — parameters, forward time and peak memory against
-   k at d = 32, one-hot against binary, drawn from the committed benchmark
-   output :data:`COST_CSV` (``python benchmarks/bench_binary.py --out ...``),
-   beside the follow-up's GPU forward times at k = 1000 (its Table 1).
+2. :func:`fig_binary_cost` — parameters, forward time, the one-hot/binary
+   time ratio and peak memory against k at d = 32, drawn from the committed
+   benchmark output :data:`COST_CSV` (``python benchmarks/bench_binary.py
+   --out ...``); the ratio panel sets the follow-up's GPU ratio at k = 1000
+   (its Table 1) beside the CPU ratio.
 3. :func:`fig_binary_training` — the trained binary model beside the one-hot
    and d-only ones: validation curves and the 20-step evaluation on the same
    320 tasks, from the committed models and stored evaluations.
@@ -27,10 +28,11 @@ import numpy as np
 from .. import binary_transformer, gaussian_blobs, kmeans_transformer, lloyd
 from ..algorithms.lloyd import lloyd_layer, lloyd_weights
 from ..core.tokens import prepare, run_layers, with_block
+from .canvas import drawn_values
 from .plotting import save_png
 
-__all__ = ["LEAK_VARIANTS", "LEAK_MODES", "plain_onehot_transformer", "finite_gamma_leak", "fig_binary_finite_gamma",
-           "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "fig_binary_cost", "fig_binary_training"]
+__all__ = ["LEAK_VARIANTS", "LEAK_MODES", "LEAK_FLOOR", "plain_onehot_transformer", "finite_gamma_leak",
+           "fig_binary_finite_gamma", "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "plot_binary_cost", "fig_binary_cost", "fig_binary_training"]
 
 
 def plain_onehot_transformer(X, C0, n_layers, gamma=np.inf, gamma_update=None):
@@ -93,27 +95,43 @@ def finite_gamma_leak(gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5), k=8, 
     return out
 
 
-def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5)):
-    """Write the finite-gamma figure: the gap to Lloyd against gamma, one-hot against binary (median, range over seeds)."""
-    res = finite_gamma_leak(gammas, seeds)
+#: below this a gap is rounding: drawn at the floor (log panel) or at 0 (symlog panels), see :func:`drawn_values`
+LEAK_FLOOR = 1e-12
+
+
+def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=range(5), res=None):
+    """Write the finite-gamma figure: the gap to Lloyd against gamma, one-hot against binary (median, range over seeds).
+
+    ``res`` is the output of :func:`finite_gamma_leak` for ``gammas`` and
+    ``seeds`` (computed when None). Gaps are drawn through
+    :func:`drawn_values` (3 significant digits, :data:`LEAK_FLOOR`), so the
+    PNG does not change with the BLAS kernel's rounding.
+    """
+    res = finite_gamma_leak(gammas, seeds) if res is None else res
+    n_seeds = len(list(seeds))
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     for ax, (mode, title) in zip(axes, LEAK_MODES.items()):
         for label, (_, style) in LEAK_VARIANTS.items():
-            gap = res[mode, label]
+            gap = drawn_values(res[mode, label], LEAK_FLOOR, sig=3, log=mode == "center")
             ax.plot(gammas, np.median(gap, axis=1), label=label, **style)
             ax.fill_between(gammas, gap.min(axis=1), gap.max(axis=1), color=style["color"], alpha=0.08)
         ax.set_xscale("log")
         if mode == "center":
             ax.set_yscale("log")
-            ax.set_ylim(1e-17, 1)
+            ax.set_ylim(LEAK_FLOOR / 4, 1)
+            ax.axhline(LEAK_FLOOR, color="0.5", lw=0.6, ls=":")
+            ax.text(gammas[-1], LEAK_FLOOR * 1.5, f"rounding: below {LEAK_FLOOR:.0e} drawn here", fontsize=7,
+                    color="0.4", va="bottom", ha="right")
+            ax.set_ylabel("max |c - c_Lloyd|")
         else:
             ax.set_yscale("symlog", linthresh=1e-6)
             ax.axhline(0, color="k", lw=0.6)
+            ax.set_ylabel(f"log J - log J_Lloyd (0: |gap| < {LEAK_FLOOR:.0e})")
         ax.set_xlabel("gamma")
         ax.set_title(title, fontsize=10)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=8, loc="upper right")
     fig.suptitle(f"The leak at finite gamma: k = 8 Gaussian clusters (m = 3 code bits), d = 2, n = 800; "
-                 f"median and range over {len(list(seeds))} draws", fontsize=10)
+                 f"median and range over {n_seeds} draws", fontsize=10)
     fig.tight_layout()
     return save_png(fig, path)
 
@@ -140,9 +158,27 @@ def read_cost_csv(path=COST_CSV):
 
 
 def fig_binary_cost(path, csv_path=COST_CSV):
-    """Write the cost figure: parameters, forward time (trained model, and the exact circuit) and peak memory against k."""
-    res = read_cost_csv(csv_path)
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    """Write :func:`plot_binary_cost` of the benchmark CSV ``csv_path``."""
+    return save_png(plot_binary_cost(read_cost_csv(csv_path)), path)
+
+
+def plot_binary_cost(res):
+    """The cost against k: parameters, forward time on one CPU thread, the one-hot/binary time ratio, peak memory.
+
+    The follow-up's GPU times (:data:`FOLLOW_UP_GPU_MS`) are another machine
+    and another batch (32 tasks), so they are not drawn on the CPU time axis:
+    only their ratio, a pure number, is set beside the CPU ratio.
+
+    Parameters
+    ----------
+    res : dict
+        :func:`read_cost_csv`'s output.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    fig, axes = plt.subplots(1, 4, figsize=(17, 4.2), layout="constrained")
     style = {"onehot": dict(color="C0", marker="o", label="one-hot, d_emb = d + k"),
              "binary": dict(color="C3", marker="s", label="binary, d_emb = d + ceil(log2 k)")}
     for emb, r in res.items():
@@ -150,22 +186,31 @@ def fig_binary_cost(path, csv_path=COST_CSV):
         axes[1].plot(r["k"], 1e3 * r["model_s"], **style[emb])
         axes[1].plot(r["k"], 1e3 * r["circuit_s"], color=style[emb]["color"], ls=":", marker=".",
                      label=f"{emb}: exact circuit (gamma = inf)")
-        axes[2].plot(r["k"], r["model_peak_mb"], **style[emb])
-    for emb, ms in FOLLOW_UP_GPU_MS.items():
-        axes[1].plot([1000], [ms], marker="*", ms=13, color=style[emb]["color"], ls="none",
-                     label=f"{emb}: follow-up's Table 1 (GPU, 32 tasks), k = 1000")
-    n = int(res["binary"]["n"][0])
-    titles = ("parameters 12 (d_emb^2 + d_emb)", f"forward time, one task, n = {n} (ms, this CPU)",
-              "peak memory of the model forward (MB)")
-    for ax, title in zip(axes, titles):
+        axes[3].plot(r["k"], r["model_peak_mb"], **style[emb])
+    on, bi = res["onehot"], res["binary"]
+    axes[2].plot(on["k"], on["model_s"] / bi["model_s"], color="k", marker="o", label="trained model, one CPU thread")
+    axes[2].plot(on["k"], on["circuit_s"] / bi["circuit_s"], color="k", ls=":", marker=".",
+                 label="exact circuit (gamma = inf), one CPU thread")
+    gpu = FOLLOW_UP_GPU_MS["onehot"] / FOLLOW_UP_GPU_MS["binary"]
+    axes[2].plot([1000], [gpu], marker="*", ms=14, color="C2", ls="none",
+                 label=f"follow-up's Table 1, GPU, 32 tasks: {FOLLOW_UP_GPU_MS['onehot']:g} / "
+                       f"{FOLLOW_UP_GPU_MS['binary']:g} ms")
+    axes[2].axhline(1.0, color="0.5", lw=0.6)
+    n = int(bi["n"][0])
+    panels = (("parameters = 12 (d_emb² + d_emb)", "parameters", "log"),
+              (f"forward time of one task, n = {n}, one CPU thread", "milliseconds", "log"),
+              ("forward time, one-hot / binary", "ratio (one-hot time / binary time)", "log"),
+              ("peak memory of the model forward", "MB", "linear"))
+    for ax, (title, ylabel, yscale) in zip(axes, panels):
         ax.set_xscale("log")
-        ax.set_yscale("log")
+        ax.set_yscale(yscale)
         ax.set_xlabel("clusters k (d = 32)")
+        ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
-    axes[0].legend(fontsize=8)
-    axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    return save_png(fig, path)
+    axes[2].yaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v:g}"))
+    for ax, size in zip(axes, (8, 7, 7, 8)):
+        ax.legend(fontsize=size)
+    return fig
 
 
 # --------------------------------------------------------------------------

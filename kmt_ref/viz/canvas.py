@@ -11,7 +11,9 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
-__all__ = ["CLUSTER_COLORS", "save_png"]
+import numpy as np
+
+__all__ = ["CLUSTER_COLORS", "save_png", "drawn_values"]
 
 
 #: one colour per cluster index (cycled for k > 10)
@@ -27,6 +29,40 @@ def _new_ax(ax, figsize=(4.0, 3.5)):
         fig, ax = plt.subplots(figsize=figsize)
         return fig, ax
     return ax.figure, ax
+
+
+def drawn_values(values, floor, sig=4, log=False):
+    """``values`` as a figure draws them: rounding noise removed, so the PNG does not depend on the BLAS kernel.
+
+    A value computed through matrix products changes in its last bits with the
+    BLAS kernel (OpenBLAS picks one per CPU): between its Haswell and Prescott
+    kernels the finite-gamma gaps of ``fig_binary_finite_gamma`` moved by up
+    to 6e-15, which on a log axis reaching 1e-17 moved 3,131 pixels. Values are
+    therefore rounded to ``sig`` significant digits and values below
+    ``floor`` in absolute value (rounding level) are set to ``floor`` (if
+    ``log``, for a log axis) or to 0.
+
+    Parameters
+    ----------
+    values : array_like
+    floor : float
+        Positive; below it a value is taken for rounding.
+    sig : int
+        Significant digits kept.
+    log : bool
+        Whether the axis is logarithmic (values >= 0).
+
+    Returns
+    -------
+    ndarray of float, the shape of ``values``
+    """
+    v = np.asarray(values, dtype=float)
+    small = np.abs(v) < floor
+    safe = np.where(small | ~np.isfinite(v), 1.0, v)
+    digits = sig - 1 - np.floor(np.log10(np.abs(safe)))
+    scale = 10.0 ** digits
+    out = np.where(np.isfinite(v), np.round(safe * scale) / scale, v)
+    return np.where(small, floor if log else 0.0, out)
 
 
 # --------------------------------------------------------------------------

@@ -14,10 +14,11 @@ from matplotlib.ticker import MaxNLocator
 from .. import lloyd, lloyd_weights
 from ..learning import (BLOCKS, EVAL_SEED, FAMILIES, MODELS_DIR, attention_maps, load_checkpoint, load_evaluation,
                         sample_task, setting_label)
-from .canvas import _new_ax
+from .canvas import _new_ax, save_png
 from .matrices import _block_ticks, plot_attention
 
-__all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid", "fig5_training",
+__all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid", "plot_diagonal_vs_off",
+           "fig5_training",
            "fig6_learned_weights"]
 
 
@@ -143,6 +144,49 @@ def plot_weight_grid(learned, hand, d, k, fig=None, linthresh=0.1):
     return fig
 
 
+def plot_diagonal_vs_off(params, d, axes=None):
+    """The data blocks of ``Q_b^T K_b`` and ``V_b`` entry by entry: the d diagonal entries beside the off-diagonal ones.
+
+    What a heatmap of 1,764 entries hides and Theorem 2.1 predicts: a data
+    block that is a multiple of ``P_X`` has its diagonal entries equal and
+    the rest zero. One column of dots per block; red, the ``d`` diagonal
+    entries; grey, the ``d^2 - d`` off-diagonal ones (spread sideways so that
+    they can be told apart; the sideways position means nothing).
+
+    Parameters
+    ----------
+    params : dict
+        ``Q1 .. V4``, shape (d_emb, d_emb), the data rows first.
+    d : int
+    axes : pair of Axes, optional
+        For ``Q^T K`` and for ``V``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if axes is None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), layout="constrained")
+    fig = axes[0].figure
+    off = ~np.eye(d, dtype=bool)
+    spread = ((np.arange(d * d - d) * 0.6180339887) % 1.0 - 0.5) * 0.5  # deterministic sideways spread
+    for ax, name in zip(axes, ("QK", "V")):
+        for x, b in enumerate(BLOCKS):
+            M = params["Q" + b].T @ params["K" + b] if name == "QK" else params["V" + b]
+            M = M[:d, :d]
+            ax.scatter(x + spread, M[off], s=3, color="0.6", lw=0, label="off-diagonal" if x == 0 else None)
+            ax.scatter(np.full(d, x + 0.32), np.diag(M), s=9, color="C3", lw=0, label="diagonal" if x == 0 else None)
+        ax.axhline(0, color="k", lw=0.6)
+        ax.set_xticks(range(len(BLOCKS)))
+        ax.set_xticklabels([f"block {b}" for b in BLOCKS])
+        title = "QᵀK" if name == "QK" else "V"
+        ax.set_ylabel(f"entry of {title} (data rows and columns)", fontsize=9)
+        ax.set_title(f"{title} of each block, data block:\n{d} diagonal entries (red), {d * d - d} others (grey)",
+                     fontsize=9)
+    axes[0].legend(fontsize=8, markerscale=2)
+    return fig
+
+
 def _committed(name):
     return load_checkpoint(MODELS_DIR / f"{name}.npz")
 
@@ -182,9 +226,7 @@ def fig5_training(path):
     fig.suptitle("Learning the algorithm: d=32, k=10, trained at n=512 "
                  f"(evaluation seed {info.get('seed', EVAL_SEED)}, no dropout at evaluation)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)
 
 
 def fig6_learned_weights(path):
@@ -192,9 +234,10 @@ def fig6_learned_weights(path):
     paper = _committed("paper")
     cfg = paper.config
     hand, _ = lloyd_weights(cfg.d, cfg.k, "linear")  # the paper's d_emb = d + k layout
-    fig = plt.figure(figsize=(11, 14.5), layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=[10, 3.4])
+    fig = plt.figure(figsize=(11, 18), layout="constrained")
+    top, middle, bottom = fig.subfigures(3, 1, height_ratios=[10, 3.2, 3.6])
     plot_weight_grid(paper.params, hand, cfg.d, cfg.k, top)
+    plot_diagonal_vs_off(paper.params, cfg.d, middle.subplots(1, 2))
     X, C0 = sample_task(np.random.default_rng(EVAL_SEED), cfg.n, cfg.d, cfg.k)
     order = np.argsort(lloyd(X, C0, 1).labels[0], kind="stable")  # points grouped by Lloyd's first assignment
     W = attention_maps(paper.params, X[:, order], C0, cfg.embedding)
@@ -206,9 +249,9 @@ def fig6_learned_weights(path):
     for ax, b in zip(axs, BLOCKS):
         q, key, title = roles[b]
         plot_attention(W[b], ax=ax, title=title, query_label=q, key_label=key, colorbar=False)
+        ax.images[-1].set_clim(0, W[b].max())  # each block its own scale: blocks 2 and 3 peak near 0.1
         ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))  # 512 points: few ticks
-    bottom.colorbar(axs[0].images[-1], ax=list(axs), fraction=0.03, pad=0.01, label="attention weight")
-    bottom.suptitle("learned attention on one task (points sorted by Lloyd's first assignment)", fontsize=9)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+        bottom.colorbar(ax.images[-1], ax=ax, fraction=0.046, pad=0.01).ax.tick_params(labelsize=7)
+    bottom.suptitle("learned attention on one task (points sorted by Lloyd's first assignment); "
+                    "each panel its own colour scale, 0 to its largest weight", fontsize=9)
+    return save_png(fig, path, dpi=100)

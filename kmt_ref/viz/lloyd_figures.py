@@ -14,7 +14,8 @@ them all.
 2. :func:`fig2_finite_gamma_gap` — the authors' gamma sweep re-run
    (:mod:`kmt_ref.sweep`): log-objective gap transformer - Lloyd after 10
    steps over d, k, n and the data scale, drawn from the committed CSV
-   :data:`SWEEP_CSV`.
+   :data:`SWEEP_CSV`, with the paired comparison against the authors' CSV
+   (:data:`PAIRED_SMALL_GRID`).
 3. :func:`fig3_weights_and_attention` — the twelve hand-set Q, K, V as block
    matrices and the attention matrices of one layer on a small example.
 """
@@ -33,6 +34,7 @@ from .plotting import plot_layer_attention, plot_weights, save_png
 __all__ = [
     "fig1_validation",
     "SWEEP_CSV",
+    "PAIRED_SMALL_GRID",
     "fig2_finite_gamma_gap",
     "sorted_toy",
     "fig3_weights_and_attention",
@@ -68,29 +70,39 @@ def fig1_validation(path, data="paper", seed=0):
 #: the committed small-grid sweep (``python -m kmt_ref sweep --grid small --out figures/data/gamma_sweep_small.csv``)
 SWEEP_CSV = Path(__file__).resolve().parents[2] / "figures" / "data" / "gamma_sweep_small.csv"
 
-#: the four panels: CSV column, axis label, log x axis
-_SWEEP_PANELS = (("Dimensions", "dimension d", False), ("Clusters", "clusters k", False),
-                 ("Points", "points n", True), ("Scale", "data scale", False))
+#: the four panels: CSV column, axis label
+_SWEEP_PANELS = (("Dimensions", "dimension d"), ("Clusters", "clusters k"), ("Points", "points n"),
+                 ("Scale", "data scale s (each dimension min-max scaled to [0, s]; no unit)"))
+
+#: the committed small grid against the authors' ``results/klic_parameter_sweep.csv`` (not in the repository),
+#: paired by cell (:func:`kmt_ref.sweep.compare`; ``python -m kmt_ref sweep --grid small --out
+#: figures/data/gamma_sweep_small.csv --compare klic_parameter_sweep.csv``, as the README reports it):
+#: gamma -> (cells compared, mean of ours - theirs, its standard error)
+PAIRED_SMALL_GRID = {1: (247, -0.023, 0.019), 10: (247, -0.021, 0.015), 100: (247, -0.010, 0.010)}
 
 
 def _sweep_panel(ax, rows, column, gammas):
-    """Median (line), 10-90% band and mean (open marks) of Loss per value of ``column``, one color per gamma."""
+    """Per value of ``column`` and per gamma (side by side): median (dot), 10-90% (bar) and mean (open square) of Loss."""
     values = sorted({r[column] for r in rows})
-    for g in gammas:
+    x = np.arange(len(values))
+    width = 0.22
+    for a, g in enumerate(gammas):
         stats = []
         for v in values:
             loss = np.array([r["Loss"] for r in rows if r["Gamma"] == g and r[column] == v])
             loss = loss[~np.isnan(loss)]
             stats.append(np.r_[np.percentile(loss, [10, 50, 90]), loss.mean()] if loss.size else np.full(4, np.nan))
         lo, mid, hi, mean = np.array(stats).T
-        (line,) = ax.plot(values, mid, "o-", ms=4, label=f"gamma={g:g}: median")
-        ax.fill_between(values, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
-        ax.plot(values, mean, "s--", ms=4, mfc="none", lw=0.8, color=line.get_color(), label=f"gamma={g:g}: mean")
-    ax.set_xticks(values)
-    ax.set_xticklabels([f"{v:g}" for v in values], fontsize=8)
-    ax.minorticks_off()
+        xs = x + (a - (len(gammas) - 1) / 2) * width
+        color = f"C{a}"
+        ax.errorbar(xs, mid, yerr=[mid - lo, hi - mid], fmt="o", ms=5, color=color, capsize=3, lw=1.2,
+                    label=f"gamma = {g:g}: median, 10-90% of cells")
+        ax.plot(xs, mean, "s", ms=6, mfc="none", color=color, label=f"gamma = {g:g}: mean")
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{v:g}" for v in values])
+    ax.set_xlim(-0.5, len(values) - 0.5)
     ax.axhline(0.0, color="k", lw=0.8)
-    ax.grid(alpha=0.3)
+    ax.grid(alpha=0.3, axis="y")
 
 
 def fig2_finite_gamma_gap(path, csv=None, out=None):
@@ -117,9 +129,12 @@ def fig2_finite_gamma_gap(path, csv=None, out=None):
     Loss = log J(C_10 of the authors' circuit: identity resets, linear center
     update) - log J(C_10 of Lloyd), as in their ``klic_parameter_sweep.py``;
     see :mod:`kmt_ref.sweep`. Each panel pools every row with that value of its
-    parameter.
+    parameter. Drawn from the committed small grid, the caption adds the
+    paired comparison with the authors' CSV on the same cells
+    (:data:`PAIRED_SMALL_GRID`); their means over all 10,000 cells are over
+    other cells, so they are not set beside ours.
     """
-    from ..sweep import AUTHORS_PUBLISHED, N_STEPS, read_sweep, summarize
+    from ..sweep import N_STEPS, read_sweep, summarize
 
     csv = Path(SWEEP_CSV if csv is None else csv)
     if not csv.exists():
@@ -129,29 +144,28 @@ def fig2_finite_gamma_gap(path, csv=None, out=None):
     stats = summarize(rows)
     gammas = list(stats)
     cells = len({(r["Clusters"], r["Dimensions"], r["Points"], r["Scale"]) for r in rows})
-    fig, axes = plt.subplots(2, 2, figsize=(11, 9), sharey=True)
-    for ax, (column, label, logx) in zip(axes.ravel(), _SWEEP_PANELS):
-        if logx:
-            ax.set_xscale("log")
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8.6), sharey=True, layout="constrained")
+    for ax, (column, label) in zip(axes.ravel(), _SWEEP_PANELS):
         _sweep_panel(ax, rows, column, gammas)
         ax.set_xlabel(label)
         ax.tick_params(labelleft=True)
     for ax in axes[:, 0]:
         ax.set_ylabel("Loss = log J(transformer) - log J(Lloyd)")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=len(gammas), fontsize=9)
-    ours = ", ".join(f"{st['mean']:.3f}" for st in stats.values())
-    theirs = ", ".join(f"{AUTHORS_PUBLISHED[g][0]:.3f}" if g in AUTHORS_PUBLISHED else "-" for g in gammas)
     nan = sum(st["nan"] for st in stats.values())
-    fig.suptitle(
-        f"Finite-gamma gap of the authors' circuit (identity resets, linear center update) after {N_STEPS} steps\n"
-        f"{cells} cells of their sweep grid ({csv.name}; {nan} NaN rows left out: an empty cluster); "
-        "each panel pools every row with that value\n"
-        "line: median, band: 10-90%, open squares: mean\n"
-        f"mean Loss at gamma = {', '.join(f'{g:g}' for g in gammas)}: {ours} here, "
-        f"{theirs} in the authors' table (their 10,000 cells)",
-        fontsize=10,
-    )
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.suptitle(f"Finite-gamma gap of the authors' circuit after {N_STEPS} steps, {cells} cells of their grid\n"
+                 f"({nan} NaN rows left out: an empty cluster; each panel pools the cells with that value)",
+                 fontsize=10)
+    gs = ", ".join(f"{g:g}" for g in gammas)
+    caption = f"mean Loss here at gamma = {gs}: " + ", ".join(f"{st['mean']:.3f}" for st in stats.values())
+    if csv.resolve() == SWEEP_CSV.resolve():
+        cells_compared = sorted({m for m, _, _ in PAIRED_SMALL_GRID.values()})
+        caption += (f"\npaired with the authors' CSV on the same {', '.join(map(str, cells_compared))} cells, "
+                    "ours - theirs (mean ± standard error): "
+                    + ", ".join(f"{d:+.3f} ± {se:.3f}" for _, d, se in PAIRED_SMALL_GRID.values()))
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda i: (labels[i].split(":")[0], "mean" in labels[i]))
+    fig.legend([handles[i] for i in order], [labels[i] for i in order], loc="outside lower center",
+               ncol=len(gammas), fontsize=9, title=caption, title_fontsize=9)
     save_png(fig, path)
     if out is not None:
         out("fig2 mean Loss: " + ", ".join(f"gamma={g:g}: {st['mean']:.4f}" for g, st in stats.items()))
@@ -208,6 +222,6 @@ def fig3_weights_and_attention(path, seed=19, layer=0):
     plot_layer_attention(trace.layers[layer].weights, axes=bottom.subplots(1, 4), n_points=n)
     bottom.suptitle(
         f"Attention matrices sigma(S) of layer {layer + 1} at gamma = inf on {n} points "
-        "(sorted by cluster); rows = keys, columns = queries", fontsize=10,
+        "(sorted by cluster); rows = keys, columns = queries; each block its own colour scale", fontsize=10,
     )
     return save_png(fig, path)

@@ -113,7 +113,7 @@ def plot_matrix(M, ax=None, row_blocks=None, col_blocks="same", title=None, cmap
 
 
 def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query", key_label="key",
-                   cmap="viridis", colorbar=True):
+                   cmap="viridis", colorbar=True, vmax=1.0, label_columns=False):
     """One attention matrix ``sigma(S)``: keys down the rows, queries along the columns.
 
     Parameters
@@ -128,10 +128,17 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
         for block 3's keys ``[Xbar', Cbar]``).
     query_label, key_label : str
     cmap : str
-        Sequential, range [0, 1].
+        Sequential, from 0 to ``vmax``.
     colorbar : bool
         Draw a colorbar beside ``ax`` (default), so a weight such as 1/8 can
-        be read; :func:`plot_layer_attention` draws one shared colorbar instead.
+        be read.
+    vmax : float or None
+        Top of the colour scale: 1 (default, every weight's largest possible
+        value) or None for the matrix's own largest weight, so that small
+        weights (block 3's 1/|M_j|) are not drawn nearly black.
+    label_columns : bool
+        Write under each query its largest weight (``1/8`` for a hardmax
+        average over 8 keys), for a few queries whose weights differ.
 
     Returns
     -------
@@ -139,11 +146,15 @@ def plot_attention(W, ax=None, title=None, key_blocks=None, query_label="query",
     """
     W = check_2d(W, "W")
     fig, ax = _new_ax(ax, (3.5, 3.5))
-    im = ax.imshow(W, cmap=cmap, vmin=0.0, vmax=1.0, interpolation="nearest", aspect="auto")
+    top = float(W.max()) if vmax is None else vmax
+    im = ax.imshow(W, cmap=cmap, vmin=0.0, vmax=top if top > 0 else 1.0, interpolation="nearest", aspect="auto")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if key_blocks:
         _block_ticks(ax, key_blocks, "y")
+    if label_columns:
+        ax.set_xticks(range(W.shape[1]))
+        ax.set_xticklabels([f"{j}\nmax {_weight_text(w)}" for j, w in enumerate(W.max(axis=0))], fontsize=8)
     ax.set_xlabel(f"{query_label} ({W.shape[1]})")
     ax.set_ylabel(f"{key_label} ({W.shape[0]})")
     if title:
@@ -162,7 +173,14 @@ BLOCK_ROLES = {
 }
 
 
-def plot_layer_attention(weights, axes=None, roles=None, n_points=None):
+def _weight_text(w):
+    """A weight as text: ``1/m`` when it is one (a hardmax average over m keys), else 3 significant digits."""
+    if w > 0 and abs(1 / w - round(1 / w)) < 1e-9:
+        return "1" if round(1 / w) == 1 else f"1/{round(1 / w)}"
+    return f"{w:.3g}"
+
+
+def plot_layer_attention(weights, axes=None, roles=None, n_points=None, scale="each"):
     """The attention matrix of every block of one layer, side by side.
 
     Parameters
@@ -172,22 +190,31 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None):
         (``record=True``): block name -> ``sigma(S)``.
     axes : sequence of matplotlib Axes, optional
         One per block. Without them the figure uses the constrained layout
-        (do not call ``tight_layout`` on it: the shared colorbar spans the axes).
+        (do not call ``tight_layout`` on it: the colorbars span the axes).
     roles : dict of str -> (query label, key label, title), optional
         Default :data:`BLOCK_ROLES` (the Theorem 2.1 blocks).
     n_points : int, optional
         If given, a block whose keys number more than ``n_points`` gets key
         blocks ``points | centers`` (block 3 with the empty-cluster extension).
+    scale : {"each", "shared"}
+        ``"each"`` (default): every block its own colour scale, from 0 to its
+        largest weight, with its own colorbar and the top in its title (a
+        center of 8 members gives each weight 1/8, black on a [0, 1] scale);
+        ``"shared"``: one colorbar on [0, 1]. A block with at most 10 queries
+        whose weights stay below 1 also writes under each query its largest
+        weight (``1/8`` for a hardmax average over 8 members).
 
     Returns
     -------
     matplotlib.figure.Figure
-        With one colorbar on ``[0, 1]`` shared by the blocks.
     """
+    if scale not in ("each", "shared"):
+        raise ValueError(f"scale={scale!r} should be 'each' or 'shared'")
     roles = BLOCK_ROLES if roles is None else roles
     names = sorted(weights)
     if axes is None:
-        fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names) + 0.6, 3.2), layout="constrained")
+        width = 3.6 if scale == "each" else 3.2
+        fig, axes = plt.subplots(1, len(names), figsize=(width * len(names) + 0.6, 3.3), layout="constrained")
         axes = np.atleast_1d(axes)
     fig = axes[0].figure
     for ax, name in zip(axes, names):
@@ -196,10 +223,14 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None):
         key_blocks = None
         if n_points is not None and W.shape[0] > n_points:
             key_blocks = [("points", slice(0, n_points)), ("centers", slice(n_points, W.shape[0]))]
+        if scale == "each":
+            title = f"{title}\ncolour scale 0 to {float(W.max()):.3g}"
         plot_attention(W, ax=ax, title=title, key_blocks=key_blocks, query_label=q_label, key_label=k_label,
-                       colorbar=False)
+                       colorbar=scale == "each", vmax=None if scale == "each" else 1.0,
+                       label_columns=W.shape[1] <= 10 and W.max(axis=0).min() < 1)
     used = list(axes[:len(names)])
-    fig.colorbar(used[0].images[-1], ax=used, fraction=0.02, pad=0.02, label="attention weight")
+    if scale == "shared":
+        fig.colorbar(used[0].images[-1], ax=used, fraction=0.02, pad=0.02, label="attention weight")
     return fig
 
 

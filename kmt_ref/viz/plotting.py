@@ -29,7 +29,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 
 from ..validation import check_2d, check_center_path, check_labels
-from .canvas import CLUSTER_COLORS, _color, _new_ax, save_png
+from .canvas import CLUSTER_COLORS, _color, _new_ax, drawn_values, save_png
 from .matrices import (BLOCK_ROLES, embedding_blocks, plot_attention, plot_layer_attention, plot_matrix,
                        plot_weights)
 
@@ -47,6 +47,7 @@ __all__ = [
     "plot_validation",
     "write_validation_figure",
     "save_png",
+    "drawn_values",
 ]
 
 
@@ -86,7 +87,17 @@ def plot_log_objective(curves, ax=None, title="k-means objective", styles=None):
     return fig
 
 
-def plot_center_trajectories(X, centers, ax=None, title="center trajectories", point_color="0.8"):
+def _point_size(n):
+    """Marker area of n data points: readable dots for a few hundred points, fine ones for thousands."""
+    return 18 if n <= 300 else 6 if n <= 2000 else 2
+
+
+def _label_axes(ax):
+    ax.set_xlabel("x, coordinate 1")
+    ax.set_ylabel("x, coordinate 2")
+
+
+def plot_center_trajectories(X, centers, ax=None, title="center trajectories", point_color="0.6", legend=True):
     """Data points and the path of every center over the steps (2-D data).
 
     Parameters
@@ -99,6 +110,9 @@ def plot_center_trajectories(X, centers, ax=None, title="center trajectories", p
     ax : matplotlib Axes, optional
     title : str
     point_color : color of the data points
+    legend : bool
+        Explain the markers (circle: initial center; triangle: the center
+        after each step; line: its path).
 
     Returns
     -------
@@ -107,7 +121,7 @@ def plot_center_trajectories(X, centers, ax=None, title="center trajectories", p
     X = check_2d(X, "X")
     centers = check_center_path(centers, "centers")
     fig, ax = _new_ax(ax, (4.0, 4.0))
-    ax.scatter(X[0], X[1], s=2, c=point_color, linewidths=0, rasterized=True)
+    ax.scatter(X[0], X[1], s=_point_size(X.shape[1]), c=point_color, linewidths=0, rasterized=True)
     for j in range(centers.shape[2]):
         path = centers[:, :2, j]  # (T+1, 2)
         ax.plot(path[:, 0], path[:, 1], "-", color=_color(j), lw=1)
@@ -116,6 +130,14 @@ def plot_center_trajectories(X, centers, ax=None, title="center trajectories", p
             ax.plot(path[1:, 0], path[1:, 1], "^", color=_color(j), mec="k", ms=6)
     ax.set_aspect("equal")
     ax.set_title(title)
+    _label_axes(ax)
+    if legend:
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], ls="", marker="o", ms=7, mfc="w", mec="k", label="initial center"),
+                   Line2D([], [], ls="-", marker="^", ms=6, mfc="w", mec="k", color="k", lw=1,
+                          label=f"center after each step (1..{len(centers) - 1})")]
+        ax.legend(handles=handles, fontsize=7, loc="best")
     return fig
 
 
@@ -127,7 +149,8 @@ def plot_assignments(X, labels, centers=None, ax=None, title="assignments"):
     X : ndarray, shape (2, n)
     labels : ndarray of int, shape (n,)
     centers : ndarray, shape (2, k), optional
-        Drawn as black-edged triangles in their cluster's colour.
+        Drawn as black-edged triangles in their cluster's colour; each point
+        takes the colour of its cluster.
     ax : matplotlib Axes, optional
     title : str
 
@@ -139,13 +162,14 @@ def plot_assignments(X, labels, centers=None, ax=None, title="assignments"):
     labels = check_labels(labels, X.shape[1], "labels")
     fig, ax = _new_ax(ax, (4.0, 4.0))
     colors = np.array([_color(j) for j in range(int(labels.max()) + 1)])
-    ax.scatter(X[0], X[1], s=2, c=colors[labels], linewidths=0, rasterized=True)
+    ax.scatter(X[0], X[1], s=_point_size(X.shape[1]), c=colors[labels], linewidths=0, rasterized=True)
     if centers is not None:
         centers = check_2d(centers, "centers")
         for j in range(centers.shape[1]):
             ax.plot(centers[0, j], centers[1, j], "^", color=_color(j), mec="k", ms=8)
     ax.set_aspect("equal")
     ax.set_title(title)
+    _label_axes(ax)
     return fig
 
 

@@ -4,6 +4,14 @@
 the output path and writes that one file deterministically (fixed seeds). The
 functions are imported only when their figure is drawn, so ``--only`` draws one
 figure without importing the others. To add a figure, append one entry.
+
+Byte for byte: a figure drawn twice gives the same PNG (fixed seeds, no
+timings drawn, no software stamp, values at rounding level removed by
+:func:`kmt_ref.viz.canvas.drawn_values`), and the same PNG under another BLAS
+kernel. Across versions of matplotlib or FreeType the bytes differ (text
+rasterisation, PNG encoding), so ``figures/`` matches a regeneration only
+under :data:`DRAWN_WITH`, the stack it was drawn with (open: the tests
+compare with the committed files only there).
 """
 from __future__ import annotations
 
@@ -26,6 +34,17 @@ FIGURES = [
     ("fig_binary_training.png", "kmt_ref.viz.binary_figures:fig_binary_training"),
     ("fig_animation_still.png", "kmt_ref.viz.animation:fig_animation_still"),
 ]
+
+
+#: the drawing stack ``figures/`` was last drawn with (see :func:`drawing_stack`)
+DRAWN_WITH = {"matplotlib": "3.11.2", "freetype": "2.14.3"}
+
+
+def drawing_stack():
+    """The versions the PNG bytes depend on: matplotlib and the FreeType it renders text with."""
+    from matplotlib import ft2font
+
+    return {"matplotlib": matplotlib.__version__, "freetype": ft2font.__freetype_version__}
 
 
 def select(only=None):

@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from .. import (kmeans_transformer, lloyd, randomized_kmedoids_transformer, robust_kmeans_transformer,
                 kmeans_objective, soft_kmeans_transformer, trimmed_kmeans_transformer)
 from ..data import blobs_with_outliers, toy_data
-from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories
+from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories, save_png
 
 __all__ = ["plot_soft_beta_sweep", "figure_soft_beta_sweep", "plot_listening", "run_all_variants",
            "plot_variants_outliers", "figure_variants_outliers"]
@@ -57,11 +57,13 @@ def plot_soft_beta_sweep(X, C0, betas, n_layers=10, fig=None):
         tr = soft_kmeans_transformer(X, C0, n_layers, beta, record=True)
         R = tr.layers[-1].weights["1"]  # (k, n) responsibilities = attention of block 1
         ax = axes[0, col]
-        plot_center_trajectories(X, tr.centers, ax=ax, title=f"beta = {beta:g}", point_color="none")
+        plot_center_trajectories(X, tr.centers, ax=ax, title=f"beta = {beta:g}", point_color="none", legend=False)
         ax.scatter(X[0], X[1], s=22, c=np.clip(R.T @ colors, 0, 1), edgecolors="k", linewidths=0.3, zorder=0)
         plot_attention(R[:, order], ax=axes[1, col], title=f"block 1 attention = r_ij (layer {n_layers})",
                        query_label="points, grouped by Lloyd's cluster", key_label="centers")
-    fig.suptitle("soft k-means transformer (finite gamma = beta in block 1, linear block 3)")
+    fig.suptitle("soft k-means transformer (finite gamma = beta in block 1, linear block 3)\n"
+                 "top: circles, the initial centers; triangles, the centers after each layer; "
+                 "each point coloured by its responsibilities", fontsize=11)
     fig.tight_layout()
     return fig
 
@@ -70,9 +72,7 @@ def figure_soft_beta_sweep(path, seed=19):
     """Write ``fig_soft_beta_sweep.png``: :func:`plot_soft_beta_sweep` on :func:`kmt_ref.data.toy_data`."""
     X, C0 = toy_data(seed)
     fig = plot_soft_beta_sweep(X, C0, betas=(1.0, 10.0, 100.0, 1000.0), n_layers=10)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)
 
 
 # --------------------------------------------------------------------------
@@ -138,15 +138,19 @@ def run_all_variants(X, C0, n_layers, *, gamma2, gamma_robust, gamma_medoid, see
     }
 
 
-def _edge_markers(ax, X, box, **kw):
-    """Draw the points of X (2, m) that fall outside ``box = (lo, hi)`` clipped onto its border; return how many."""
-    lo, hi = box
-    outside = np.any((X < lo[:, None]) | (X > hi[:, None]), axis=0)
-    if outside.any():
-        pad = 0.02 * (hi - lo)
-        P = np.clip(X[:, outside], (lo + pad)[:, None], (hi - pad)[:, None])
-        ax.scatter(P[0], P[1], clip_on=False, zorder=5, **kw)
-    return int(outside.sum())
+def _on_border(X, box, inset=0.02):
+    """Points of X (2, m) outside ``box = (lo, hi)`` moved onto its border, along the ray from the box's middle.
+
+    A point inside stays where it is. The ray keeps the side and the
+    direction in which the point lies (clipping each coordinate would put
+    every far point in a corner). ``inset`` (a fraction of the box) keeps the
+    marker inside the frame.
+    """
+    lo, hi = (np.asarray(b, dtype=float) for b in box)
+    mid, half = (lo + hi) / 2, (1 - inset) * (hi - lo) / 2
+    D = X - mid[:, None]
+    t = np.max(np.abs(D) / half[:, None], axis=0)  # > 1 outside the (inset) box
+    return np.where(t > 1, mid[:, None] + D / np.maximum(t, 1), X)
 
 
 def plot_variants_outliers(X, is_out, traces, fig=None, margin=0.15):
@@ -157,7 +161,9 @@ def plot_variants_outliers(X, is_out, traces, fig=None, margin=0.15):
     X : ndarray, shape (2, n)
     is_out : ndarray of bool, shape (n,)
         Which points are outliers: left out of the objective in the titles and
-        of the axis range; drawn as red crosses clipped onto the border of the axes.
+        of the axis range; those beyond the axes are drawn as red crosses on
+        the border, where the ray from the middle of the axes to them leaves
+        it, and the listening lines to them end at that cross.
     traces : dict name -> ClusteringTrace
         With ``record=True`` (:func:`run_all_variants`).
     fig : matplotlib Figure, optional
@@ -174,12 +180,14 @@ def plot_variants_outliers(X, is_out, traces, fig=None, margin=0.15):
     is_out = np.asarray(is_out, dtype=bool)
     Xin = X[:, ~is_out]
     if fig is None:
-        fig = plt.figure(figsize=(3.4 * len(traces), 7.8))
+        fig = plt.figure(figsize=(3.4 * len(traces), 8.4), layout="constrained")
     axes = fig.subplots(2, len(traces), squeeze=False)
     paths = np.concatenate([tr.centers.transpose(1, 0, 2).reshape(2, -1) for tr in traces.values()], axis=1)
     inside = np.concatenate([Xin, paths], axis=1)
     box = (inside.min(axis=1) - margin, inside.max(axis=1) + margin)
-    n_edge = 0
+    shown = X.copy()
+    shown[:, is_out] = _on_border(X[:, is_out], box)  # where the outliers are drawn, and where lines to them end
+    n_edge = int(np.sum(np.any(shown != X, axis=0)))
     for col, (name, tr) in enumerate(traces.items()):
         ax = axes[0, col]
         ax.scatter(Xin[0], Xin[1], s=6, c="0.6", linewidths=0)
@@ -192,23 +200,23 @@ def plot_variants_outliers(X, is_out, traces, fig=None, margin=0.15):
         log_j_in = np.log(kmeans_objective(Xin, tr.centers[-1]))
         ax.set_title(f"{name}\nlog J of the inliers: {log_j_in:.3f}", fontsize=9)
         ax.tick_params(labelbottom=False)  # same box in both rows: the bottom row's ticks serve
-        plot_listening(X, tr.layers[-1].weights["3"], tr.centers[-2], tr.centers[-1], ax=axes[1, col],
+        plot_listening(shown, tr.layers[-1].weights["3"], tr.centers[-2], tr.centers[-1], ax=axes[1, col],
                        title="block 3: who each center listens to")
         for a in axes[:, col]:
             a.set_xlim(box[0][0], box[1][0])
             a.set_ylim(box[0][1], box[1][1])
             a.set_aspect("equal")
-            n_edge = _edge_markers(a, X[:, is_out], box, s=40, marker="x", c="r", linewidths=1.5)
+            a.scatter(shown[0, is_out], shown[1, is_out], s=40, marker="x", c="r", linewidths=1.5, zorder=5)
     handles = [
         Line2D([], [], ls="", marker="o", ms=4, mfc="0.6", mec="none", label="points (inliers)"),
         Line2D([], [], ls="", marker="x", ms=7, mew=1.5, color="r",
-               label=f"outliers ({n_edge} beyond the axes: drawn clipped onto the border)"),
+               label=f"outliers ({n_edge} beyond the axes: drawn on the border, in their direction from the middle)"),
         Line2D([], [], ls="", marker="o", ms=8, mfc="none", mec="k", label="initial center"),
         Line2D([], [], ls="-", marker="^", ms=4, color="k", lw=1, label="center path (after each layer)"),
         Line2D([], [], ls="", marker="^", ms=9, mfc="w", mec="k", label="final center (one colour per center)"),
-        Line2D([], [], ls="-", color="k", lw=1, alpha=0.6, label="bottom: center -> point it listens to"),
+        Line2D([], [], ls="-", color="k", lw=1, alpha=0.6, label="bottom: center -> point it listens to (to an outlier: up to its mark)"),
     ]
-    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8, frameon=False)
     return fig
 
 
@@ -219,14 +227,11 @@ def figure_variants_outliers(path, seed=4):
     the log objective of the inliers. Bottom row: block 3's attention in the
     last layer, drawn as lines from each center to the points it listens to.
     Axes are set by the inliers and the center paths; the outliers sit
-    beyond them and are drawn on the border. Deterministic (fixed seeds);
+    beyond them and are drawn on the border, in their direction. Deterministic (fixed seeds);
     writes one PNG (:func:`plot_variants_outliers`).
     """
     X, C0, is_out = blobs_with_outliers(rng=np.random.default_rng(seed))
     traces = run_all_variants(X, C0, 5, gamma2=3.0, gamma_robust=4.0, gamma_medoid=20.0, seed=seed)
     fig = plot_variants_outliers(X, is_out, traces)
     fig.suptitle("Figure 4: variants on data with outliers, 5 layers, same initial centers", fontsize=10)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_png(fig, path, dpi=110)

@@ -80,9 +80,10 @@ print("log objective:", np.round(ref.log_objective, 4))
 assert np.all(np.diff(ref.objective) <= 1e-15)   # Lloyd's objective never rises
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
-plotting.plot_center_trajectories(X, ref.centers, ax=axes[0], title="Lloyd: centers (circles = start)")
-plotting.plot_assignments(X, ref.labels[-1], ref.centers[-1], ax=axes[1], title="Lloyd: final assignments")
+fig, axes = plt.subplots(1, 2, figsize=(9, 4.4))
+plotting.plot_center_trajectories(X, ref.centers, ax=axes[0], title="Lloyd: the centers over 4 iterations")
+plotting.plot_assignments(X, ref.labels[-1], ref.centers[-1], ax=axes[1],
+                          title="Lloyd: final assignments (triangles: centers)")
 fig.tight_layout()
 
 # %% [markdown]
@@ -279,15 +280,25 @@ Xs = X[:, order]                                                  # same points,
 trf_sorted = kmeans_transformer(Xs, C0, n_layers=2, record=True)
 assert np.array_equal(trf_sorted.labels, ref.labels[:2][:, order])
 layer = trf_sorted.layers[1]                                      # layer 2: the step shown above
-fig = plotting.plot_layer_attention(layer.weights, n_points=n)
+fig = plotting.plot_layer_attention(layer.weights, n_points=n)   # each block its own colour scale
 fig.suptitle("Layer 2 at gamma = inf: attention matrices of blocks 1-4")
 W1 = layer.weights["1"]
 assert W1.shape == (k, n) and np.array_equal(W1.sum(axis=0), np.ones(n))   # one-hot columns
 assert np.array_equal(layer.weights["2"], np.eye(n))                          # identity
+moved = np.flatnonzero(trf_sorted.labels[1] != ref.labels[-1][order])       # assigned elsewhere at layer 2
+print("points whose layer-2 cluster is not their final one:", moved, "| layer-2 clusters", trf_sorted.labels[1][moved],
+      "| final", ref.labels[-1][order][moved], "| cluster sizes at layer 2:", np.bincount(trf_sorted.labels[1]))
+assert moved.tolist() == [20] and ref.labels[2:, order[20]].tolist() == [2, 2]   # it joins cluster 2 at step 3
 
 # %% [markdown]
 # Block 1: each point (column) puts weight 1 on its nearest center. Block 2 and block 4: identity.
-# Block 3: each center spreads weight $1/|M_j|$ ($M_j$ the member set) uniformly over its members (and 0 on its own token).
+# Block 3: each center spreads weight $1/|M_j|$ ($M_j$ the member set) uniformly over its members (and 0 on its own token):
+# here 1/9, 1/8 and 1/7, written under each column. Each matrix has its own colour scale, from 0 to its largest
+# weight: on a common 0–1 scale block 3's weights would look black.
+#
+# The stripe of point 20 (rows sorted by the **final** cluster) is a point that changes cluster: entering layer 2
+# its nearest center is still center 0, so block 1 sends it to center 0 and block 3 counts it among center 0's
+# members; from the third iteration on it belongs to cluster 2, where the sorting put it.
 #
 # ## 6. Layer by layer: the transformer equals Lloyd's algorithm
 #
@@ -417,7 +428,11 @@ assert np.array_equal(runs[np.inf].labels, ref.labels)
 assert runs[np.inf].log_objective[-1] == ref.log_objective[-1]
 assert runs[1.0].log_objective[-1] > ref.log_objective[-1]          # gamma = 1 is far from Lloyd
 assert np.array_equal(runs[1e3].labels, ref.labels) and runs[1e3].one_hot[-1] < n
-fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Lloyd")
+styles = {"Lloyd": {"lw": 6, "color": "0.8", "marker": "", "zorder": 0,   # wide and grey, under the others
+                   "label": "Lloyd (wide, grey):\ngamma = inf lies exactly on it"}}
+fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Lloyd", styles=styles)
+fig.axes[0].legend(fontsize=8, loc="center right")                    # between gamma = 1 (top) and the rest
+assert np.array_equal(runs[np.inf].log_objective, ref.log_objective)   # bit for bit: the curves coincide
 
 # %% [markdown]
 # *At γ = 1 the weights over unit-scale distances are almost uniform, every center is pulled toward

@@ -232,7 +232,7 @@ for t in range(trf.n_steps):
 # %% [markdown]
 # **The attention matrices of the last layer.** We sort the points by their final cluster before
 # running (the encoder is permutation-equivariant and Lloyd's means do not depend on the order, so
-# nothing else changes) and draw the four blocks with one colour scale.
+# nothing else changes) and draw the four blocks, each with its own colour scale (from 0 to its largest weight).
 
 # %%
 order = np.argsort(ref.labels[-1], kind="stable")               # points grouped by final cluster
@@ -249,8 +249,8 @@ print("cluster sizes:", np.bincount(ref.labels[-1]), "| block 3 weights per memb
 
 # %% [markdown]
 # Block 1: each point puts weight 1 on its nearest center. Blocks 2 and 4: identity. Block 3: each
-# center spreads weight $1/|M_j|$ over its members $M_j$ (1/8 here: read it off the colorbar) and
-# nothing on the center tokens.
+# center spreads weight $1/|M_j|$ over its members $M_j$ (1/8 here: written under each column; on a common
+# 0–1 scale these weights would look black) and nothing on the center tokens.
 #
 # *Annotator's remark on rounding.* The dot score $2x\cdot c - \|c\|^2$ and Lloyd's
 # $\|x\|^2 + \|c\|^2 - 2x\cdot c$ are equal numbers in exact arithmetic but are rounded differently.
@@ -300,7 +300,8 @@ assert np.all(S3[:n][members0, 0] == 1.0) and S3[n + 0, 0] == 0.5
 
 # %% [markdown]
 # Block 3's attention in the last layer, with the points sorted by cluster: the empty center
-# (column 3) puts all its weight on its own token.
+# (column 3) puts all its weight on its own token. Its weight 1 sets the colour scale, so the members'
+# weights 1/8 are dark: each column's largest weight is written under it.
 
 # %%
 order_e = np.argsort(ref_e.labels[-1], kind="stable")
@@ -309,7 +310,7 @@ W3 = trf_e_sorted.layers[-1].weights["3"]                               # (n + 4
 fig, ax = plt.subplots(figsize=(4.5, 4.2))
 plot_attention(W3, ax=ax, title="block 3, layer 5: an empty cluster (center 3)",
                key_blocks=[("points", slice(0, n)), ("centers", slice(n, n + 4))],
-               query_label="centers", key_label="keys")
+               query_label="centers", key_label="keys", label_columns=True)
 fig.axes[-1].set_ylabel("attention weight")                              # the colorbar
 assert W3[n + 3, 3] == 1.0 and not W3[:n, 3].any()
 
@@ -338,14 +339,37 @@ print("transformer = soft_kmeans (centers and responsibilities to 1e-10) for bet
 # As β grows the responsibilities become one-hot and soft k-means becomes Lloyd's algorithm:
 
 # %%
-errors = [np.abs(soft_kmeans_transformer(X, C0, 10, b).centers - lloyd(X, C0, 10).centers).max() for b in betas]
-fig, ax = plt.subplots(figsize=(4.5, 3))
-ax.loglog(betas, np.maximum(errors, 1e-17), "o-")
-ax.set_xlabel("beta"); ax.set_ylabel("max |c_soft - c_Lloyd| (10 layers)")
-ax.set_title("soft k-means -> Lloyd as beta grows")
+ref10 = lloyd(X, C0, 10)
+err = np.array([np.abs(soft_kmeans_transformer(X, C0, 10, b).centers - ref10.centers).max(axis=(1, 2))
+                for b in betas])                                         # (9, 11): per beta, per layer
+errors = err.max(axis=1)                                                 # the largest over the 10 layers
+# the plateau: a near tie. Entering layer 2, one point is almost as near to two of Lloyd's centers
+D2 = ((X[:, :, None] - ref10.centers[1][:, None, :]) ** 2).sum(axis=0)  # (n, k) squared distances
+two = np.sort(D2, axis=1)[:, :2]
+tie = int(np.argmin(two[:, 1] - two[:, 0]))
+gap = two[tie, 1] - two[tie, 0]
+print(f"point {tie}: squared distances {two[tie].round(5)} to its two nearest centers entering layer 2, gap {gap:.2e}")
+fig, ax = plt.subplots(figsize=(6, 3.6))
+ax.loglog(betas, np.maximum(errors, 1e-17), "o-", label="largest over the 10 layers")
+ax.loglog(betas, np.maximum(err[:, 2], 1e-17), "s--", mfc="none", label="after layer 2")
+ax.loglog(betas, np.maximum(err[:, -1], 1e-17), "^:", label="after layer 10")
+ax.axvline(1 / gap, color="0.5", lw=0.8, ls=":")
+ax.text(1 / gap, 1e-14, " beta = 1/gap", fontsize=8, color="0.3")
+ax.set_xlabel("beta"); ax.set_ylabel("max |c_soft - c_Lloyd|")
+ax.set_title("soft k-means -> Lloyd as beta grows (below 1e-17 drawn at 1e-17)", fontsize=9)
+ax.legend(fontsize=8)
 assert errors[-1] < 1e-12 and errors[0] > 0.1
+assert gap < 1e-3 and np.all(errors[5:7] == err[5:7, 2])   # beta = 1e3, 1e4: the largest error is layer 2's
+assert np.all(err[4:7, -1] < 1e-10)                         # ... and from beta = 100 it is gone by layer 10
 
 # %% [markdown]
+# *The plateau near 1e-2 from β = 100 to 10⁴ is one point.* Entering layer 2, point 20 is almost exactly as near
+# to two of Lloyd's centers (the gap printed above, about 1.3e-4 in squared distance), so its responsibilities stay
+# close to ½ and ½ until β is well above 1/gap (the dotted line), and layer 2's new centers are off by about 1e-2:
+# from β = 10³ to 10⁴ that is the largest error (at β = 100 the first layer, still soft for other points too, is
+# off by 4e-2). The error does not last: once every point's nearest center is the same as Lloyd's again, the next
+# layer's means are Lloyd's, and after layer 10 the error is below 1e-10 from β = 100 on.
+#
 # In between, nearby clusters share points. Top row: each point coloured by the mixture of its
 # clusters' colours, with the center paths; bottom row: block 1's attention matrix in the last layer
 # (the responsibilities, points grouped by Lloyd's clusters).

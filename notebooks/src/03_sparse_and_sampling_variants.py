@@ -356,7 +356,9 @@ plt.show()
 
 # %% [markdown]
 # Block 3's attention in layer 1 is one-hot per center (the sampled member), and block mu's is uniform on the
-# members. Keys sorted by cluster (Lloyd's first assignment), the center tokens last:
+# members. Keys sorted by cluster (Lloyd's first assignment), the center tokens last. Each panel has its own
+# colour scale, from 0 to its largest weight, and each center's largest weight is written under its column:
+# on a common 0–1 scale block mu's weights $1/n_j$ would look black.
 
 # %%
 by_cluster = np.argsort(labels0, kind="stable")   # point order grouped by cluster
@@ -368,7 +370,7 @@ for ax, block, title in [(axes[0], "mu", "block mu: the member mean (1/n_j each)
                          (axes[1], "3", "block 3: the sampled member (one-hot)")]:
     Wb = tr_med.layers[0].weights[block]           # (n + k, k)
     plot_attention(np.vstack([Wb[:n][by_cluster], Wb[n:]]), ax=ax, title=title, key_blocks=key_blocks,
-                   query_label="centers", key_label="points (by cluster) | centers")
+                   query_label="centers", key_label="points (by cluster) | centers", vmax=None, label_columns=True)
 axes[1].set_ylabel("")                             # the same keys as on the left
 W3m = tr_med.layers[0].weights["3"][:n]
 assert np.all(W3m.sum(axis=0) == 1) and np.all(labels0[np.argmax(W3m, axis=0)] == np.arange(k))
@@ -404,7 +406,8 @@ check("03.11", answer)
 # Figure 4's drawing (`kmt_ref.viz.variant_figures.plot_variants_outliers`). Top: the center paths over the 5 layers;
 # the titles give the log objective of the **inliers** at the final centers. Bottom: lines from each center entering
 # the last layer (circle) to every point with a nonzero weight in block 3; the triangle is the new center. The axes
-# are set by the inliers; the outliers sit beyond them and are drawn on the border. Lloyd listens to every member,
+# are set by the inliers; the outliers sit beyond them and are drawn on the border, where the ray from the middle of
+# the axes to them leaves the frame (a line to an outlier ends at its cross). Lloyd listens to every member,
 # outliers included; trimmed and robust drop the far members; k-medoids listens to one sampled member.
 
 # %%
@@ -413,7 +416,6 @@ assert np.array_equal(tr_lloyd.labels, lloyd(X, C0, T).labels)
 traces = {"Lloyd": tr_lloyd, f"trimmed (γ₂={GAMMA2:g})": tr_trim, f"robust (γ={GAMMA_ROBUST:g})": tr_rob,
           f"k-medoids (γ={GAMMA_MEDOID:g})": tr_med}
 fig = plot_variants_outliers(X, is_out, traces)
-fig.tight_layout(rect=(0, 0.08, 1, 1))
 plt.show()
 log_j_in = {name: np.log(kmeans_objective(X[:, ~is_out], tr.centers[-1])) for name, tr in traces.items()}
 assert all(log_j_in[name] < log_j_in["Lloyd"] for name in traces if name != "Lloyd")

@@ -407,6 +407,10 @@ fig.tight_layout()
 hand, emb = lloyd_weights(32, 10, "linear")
 assert hand["Q1"].shape == paper.params["Q1"].shape == (42, 42)
 fig = plot_weight_grid(paper.params, hand, 32, 10)
+# The grid's colours look like noise; the same data blocks entry by entry show the diagonal standing apart
+# (block 1: diagonal entries 18 to 33, the off-diagonal ones within ±12; block 2: 9 to 20 against ±5).
+from kmt_ref.viz.learning_figures import plot_diagonal_vs_off
+fig = plot_diagonal_vs_off(paper.params, 32)
 
 # %%
 xs, ys = emb.rows("x"), emb.rows("y")

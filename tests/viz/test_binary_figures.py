@@ -59,3 +59,17 @@ def test_training_figure_from_stored_models(tmp_path, monkeypatch):
                                                                         "paper_binary": rng.random((4, 21))}})
     monkeypatch.setattr(learning, "MODELS_DIR", tmp_path)
     assert F.fig_binary_training(tmp_path / "train.png").stat().st_size > 10_000
+
+
+def test_cost_figure_labels_every_axis_and_keeps_gpu_times_off_the_cpu_axis(tmp_path, monkeypatch):
+    saved = {}
+    monkeypatch.setattr(F, "save_png", lambda fig, path: saved.setdefault("fig", fig))
+    F.fig_binary_cost(tmp_path / "cost.png")
+    axes = saved["fig"].axes
+    assert all(ax.get_ylabel() for ax in axes)
+    cpu_ms = next(ax for ax in axes if ax.get_ylabel() == "milliseconds")
+    assert not any(line.get_marker() == "*" for line in cpu_ms.lines)  # the follow-up's GPU times: not on this axis
+    ratio = next(ax for ax in axes if "ratio" in ax.get_ylabel())
+    star = next(line for line in ratio.lines if line.get_marker() == "*")
+    assert np.isclose(star.get_ydata()[0], F.FOLLOW_UP_GPU_MS["onehot"] / F.FOLLOW_UP_GPU_MS["binary"])
+    assert next(ax for ax in axes if ax.get_ylabel() == "MB").get_yscale() == "linear"

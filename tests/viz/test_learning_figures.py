@@ -52,3 +52,41 @@ def test_weight_grid_one_symmetric_scale_per_block_with_colorbar():
         norm = panels[4 * r].images[0].norm
         assert norm.vmin == -norm.vmax
     assert [t.get_text() for t in panels[0].get_yticklabels()] == ["data", "one-hot"]
+
+
+def test_diagonal_vs_off_draws_each_blocks_diagonal_apart():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from kmt_ref import lloyd_weights
+
+    hand, _ = lloyd_weights(3, 2, "linear")
+    fig = F.plot_diagonal_vs_off(hand, 3)
+    qk, v = fig.axes
+    # per block: the 6 off-diagonal entries, then the 3 diagonal ones
+    diag = [c.get_offsets()[:, 1] for c in qk.collections[1::2]]
+    off = [c.get_offsets()[:, 1] for c in qk.collections[0::2]]
+    assert [len(o) for o in off] == [6] * 4 and [len(g) for g in diag] == [3] * 4
+    np.testing.assert_array_equal(diag[0], [1, 1, 1])  # Q1ᵀK1 = P_X: ones on the data diagonal
+    np.testing.assert_array_equal(diag[2], [0, 0, 0])  # Q3ᵀK3 = P_Y: zero on the data block
+    assert all(np.all(o == 0) for o in off)
+    np.testing.assert_array_equal(v.collections[7].get_offsets()[:, 1], [-1, -1, -1])  # V4 = -P_X
+
+
+def test_fig6_attention_panels_each_have_their_own_scale(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    saved = {}
+    monkeypatch.setattr(F, "save_png", lambda fig, path, dpi=110: saved.setdefault("fig", fig) and path)
+    F.fig6_learned_weights(tmp_path / "f.png")
+    fig = saved["fig"]
+    att = [ax for ax in fig.axes if ax.images and ax.get_title().startswith("block ")]
+    assert len(att) == 4
+    for ax in att:  # each map from 0 to its own largest weight (blocks 2 and 3 peak near 0.1)
+        im = ax.images[-1]
+        assert im.get_clim() == (0, im.get_array().max())
+    assert max(ax.images[-1].get_clim()[1] for ax in att[1:3]) < 0.5
+    plt.close(fig)

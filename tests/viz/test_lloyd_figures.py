@@ -86,3 +86,18 @@ def test_scale_acts_on_block_1_only():
     # ... and not block 3 too: gamma_update = 90 is a different computation
     other = kmeans_transformer(X, C0, 5, gamma=90.0)
     assert np.max(np.abs(other.centers - plain.centers)) > 1e-6
+
+
+def test_fig2_short_title_paired_caption_and_separate_bars(tmp_path, monkeypatch):
+    saved = {}
+    monkeypatch.setattr(lloyd_figures, "save_png", lambda fig, path: saved.setdefault("fig", fig))
+    lloyd_figures.fig2_finite_gamma_gap(tmp_path / "a.png")
+    fig = saved["fig"]
+    title = fig._suptitle.get_text()
+    assert title.count("\n") <= 1 and "10,000" not in title  # their means over other cells are not set beside ours
+    caption = fig.legends[0].get_title().get_text()
+    assert "paired" in caption and "-0.023 ± 0.019" in caption
+    ax = fig.axes[0]
+    xs = [line.get_xdata()[0] for line in ax.lines if line.get_marker() == "s"]  # the means, one per gamma
+    assert len(set(xs)) == 3  # the three gammas side by side, not on top of each other
+    assert "[0, s]" in fig.axes[3].get_xlabel()

@@ -66,11 +66,27 @@ def test_attention_and_weight_plots_have_colorbars(toy_runs):
     X, _, tr = toy_runs
     params, emb = lloyd_weights(2, 3)
     figs = [plotting.plot_attention(tr.layers[0].weights["3"]), plotting.plot_matrix(params["K3"]),
-            plotting.plot_layer_attention(tr.layers[0].weights, n_points=X.shape[1]),
+            plotting.plot_layer_attention(tr.layers[0].weights, n_points=X.shape[1], scale="shared"),
             plotting.plot_weights(params, emb)]
     for fig in figs:
         assert _n_colorbars(fig) == 1  # a single (shared) scale per figure
         plt.close(fig)
+
+
+def test_layer_attention_gives_each_block_its_own_scale(toy_runs):
+    """Block 3 spreads 1/|M_j| over a center's members: on a shared [0, 1] scale those weights look black."""
+    X, _, tr = toy_runs
+    weights = tr.layers[0].weights
+    fig = plotting.plot_layer_attention(weights, n_points=X.shape[1])
+    assert _n_colorbars(fig) == 4
+    panels = [ax for ax in fig.axes if ax.images and getattr(ax, "_colorbar", None) is None]
+    for ax, name in zip(panels, sorted(weights)):
+        assert ax.images[0].get_clim() == (0.0, weights[name].max())
+        assert f"0 to {weights[name].max():.3g}" in ax.get_title()
+    assert weights["3"].max() <= 0.5  # the case the shared scale hid
+    with pytest.raises(ValueError, match="scale='both'"):
+        plotting.plot_layer_attention(weights, scale="both")
+    plt.close("all")
 
 
 def test_validation_panel_d_is_the_difference(toy_runs):
