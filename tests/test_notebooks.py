@@ -4,6 +4,7 @@ Each notebook's cells carry their own asserts and shape checks, so executing it
 tests it. The stored copy must also be the executed one (counts 1..N, outputs).
 """
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -33,3 +34,23 @@ def test_notebook_executes(path):
     nb = nbformat.read(path, as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
+
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(_ROOT)) for p in NOTEBOOKS])
+def test_relative_links_resolve_from_where_the_notebook_is_stored(path):
+    """A student notebook lives in notebooks/, its solutions in notebooks/solutions/, built from one source:
+    each markdown link to a file of the repository must reach it from the notebook's own folder."""
+    nb = json.loads(path.read_text())
+    broken = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "markdown":
+            continue
+        for target in _LINK.findall("".join(cell["source"])):
+            if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:|#|/", target):
+                continue  # a URL, an anchor in this notebook, or an absolute path
+            if not (path.parent / target.split("#")[0]).exists():
+                broken.append(target)
+    assert not broken, f"links that reach no file from {path.parent.name}/: {broken}"

@@ -174,6 +174,19 @@ def exercise_points(cells, exercises):
     return {gid: round(exercises[id].minutes / len(gids), 2) for id, gids in graded.items() for gid in gids}
 
 
+#: the opening of a relative link target in markdown: ``](`` not followed by a scheme, ``/`` or ``#``
+RELATIVE_LINK = re.compile(r"\]\((?![A-Za-z][A-Za-z0-9+.-]*:|/|#)")
+
+
+def relocate_links(body, up=1):
+    """``body`` with its relative markdown links moved for a notebook stored ``up`` folders deeper.
+
+    The source's links are written for ``notebooks/<name>.ipynb``; the solutions notebook is stored in
+    ``notebooks/solutions/``, so its ``](../docs/SPEC.md)`` must read ``](../../docs/SPEC.md)``.
+    """
+    return RELATIVE_LINK.sub("](" + "../" * up, body)
+
+
 def notebooks_from_source(src):
     """(student, solutions) notebooks, not executed, for a source file."""
     from kmt_ref.exercises import EXERCISES
@@ -206,6 +219,8 @@ def notebooks_from_source(src):
                 count[current] = count.get(current, 0) + 1
                 grade_id = f"ex{current.replace('.', '_')}_{kind}{count[current]}"
                 meta = nbgrader_metadata(kind, grade_id, points.get(grade_id))
+            if version == "solutions" and kind == "markdown" and not meta:  # stored one folder deeper
+                body = relocate_links(body)
             if version == "student":
                 if BEGIN in body:
                     body = strip_solutions(body, TEXT_STUB if kind == "markdown" else CODE_STUB)
