@@ -796,8 +796,8 @@ check("04.8", answer)
 # wins only on the stuck tasks (04.5), gains 0.052 at d = 4 against 0.102 at d = 8. A layer that beats
 # Lloyd's algorithm **does exist** at d = 4 (the hand-set one at s = 3), so the d = 4 failure is not one of
 # capacity. It is one of learning. Within the same 3,000 steps the trained layer does not come close enough
-# to a good soft Lloyd to collect a prize of 0.05: it ends 0.04 below to 0.07 above Lloyd's result (three
-# seeds), while at d = 8 it collects 0.10–0.14 of a prize of about 0.2. That is in the spirit of the follow-up paper's
+# to a good soft Lloyd to collect a prize of 0.05: it ends 0.04 below to 0.05 above Lloyd's result (three
+# seeds), while at d = 8 it collects 0.12–0.14 of a prize of about 0.2. That is in the spirit of the follow-up paper's
 # observation that learning is slower at small d (there: binary codes against one-hot). In our runs the d = 4 validation score leaves its plateau somewhat later and
 # settles higher. A short run cannot show the difference, though: after 600 steps both are still on the
 # plateau (validation 1.64–1.74 at d = 4 and 1.62–1.77 at d = 8, seeds 0–2, measured). A first run meant to
