@@ -274,7 +274,8 @@ def _c(answer):
 @exercise("01.8", "Count the exactly one-hot columns by hand", kind="code", difficulty=2, minutes=15,
           objective="predict when float64 softmax weights are exactly one-hot (gamma * gap > 745.13)",
           checks="a function (X, C, gamma) -> the number of exactly one-hot columns of Y after layer 1 "
-                 "equals kmeans_transformer's one_hot[0] on validation_data() and the toy example, five gammas")
+                 "equals kmeans_transformer's one_hot[0] on validation_data() and the toy example, five gammas "
+                 "(exact: integer counts)")
 def _c(answer):
     X, C0 = toy_data(19)
     Xv, Cv = validation_data()

@@ -53,7 +53,7 @@ def _close(value, target, rtol):
           objective="Read the supports of sparsemax ({z > τ}) and α = ∞ normmax ({z ≥ τ}, or the maximum "
                     "alone) off the simplex threshold τ",
           checks="a 1-D score vector (length >= 2) on which sparsemax(z) > 0 and normmax(z, alpha=inf) > 0 "
-                 "differ, computed with kmt_ref")
+                 "differ, computed with kmt_ref (exact: a score must sit exactly at the threshold τ in float64)")
 def _c031(answer):
     from ..core.normalizers import normmax, simplex_threshold, sparsemax
     z = as_array(answer, (None,), "a 1-D array of scores")

@@ -193,17 +193,30 @@ def _c045(answer):
 
 
 # ----------------------------------------------------------------------------- 04.6
+@functools.lru_cache(maxsize=1)
+def _learned_scales():
+    """(s_b^2 for blocks b = 1, 2 of the committed paper model (2,), its d_emb): s_b^2 the mean diagonal of the
+    data block of Q_b^T K_b."""
+    from ..learning import MODELS_DIR, load_checkpoint
+    p = load_checkpoint(MODELS_DIR / "paper.npz", d=32, k=10).params
+    diag = np.array([np.mean(np.diag((p["Q" + b].T @ p["K" + b])[:32, :32])) for b in "12"])
+    return diag, p["Q1"].shape[0]
+
+
+def learned_gammas():
+    """The inverse temperatures gamma_b = s_b^2 / sqrt(d_emb) equivalent to blocks 1 and 2 of the paper model, (2,)."""
+    diag, d_emb = _learned_scales()
+    return diag / np.sqrt(d_emb)
+
+
 @exercise("04.6", "The learned temperature", kind="code", difficulty=1, minutes=5,
           objective="read a learned weight matrix as a hand-set one at a finite temperature",
           checks="the inverse temperature gamma_b = s_b^2 / sqrt(d_emb) equivalent to blocks b = 1, 2 of the "
                  "committed paper model (s_b^2 the mean diagonal of the data block of Q_b^T K_b), to 4 "
                  "significant digits")
 def _c046(answer):
-    from ..learning import MODELS_DIR, load_checkpoint
     a = as_array(answer, (2,), "an array of 2 equivalent gammas (block 1, block 2)")
-    p = load_checkpoint(MODELS_DIR / "paper.npz", d=32, k=10).params
-    diag = np.array([np.mean(np.diag((p["Q" + b].T @ p["K" + b])[:32, :32])) for b in "12"])
-    d_emb = p["Q1"].shape[0]
+    diag, d_emb = _learned_scales()
     want = diag / np.sqrt(d_emb)
     expect_value(a, want, what="the two equivalent gammas",
                  wrong=[(np.sqrt(diag), "that is the equivalent scale s of Q and K, not the inverse temperature "

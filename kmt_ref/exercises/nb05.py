@@ -67,7 +67,8 @@ def leak_ratio(gamma=10.0):
 # ----------------------------------------------------------------------------- 05.1
 @exercise("05.1", "The code matrix B_k", kind="code", difficulty=1, minutes=10,
           objective="build the follow-up's binary codes: column j is j in binary, least significant bit first",
-          checks="a function k -> B_k equals binary_codes(k) for k = 2, 3, 6, 8, 10, 17, 100 (shape and entries)")
+          checks="a function k -> B_k equals binary_codes(k) for k = 2, 3, 6, 8, 10, 17, 100 "
+                 "(shape and entries; exact: 0/1 entries)")
 def _c1(answer):
     for k in (2, 3, 6, 8, 10, 17, 100):
         want = binary_codes(k)
