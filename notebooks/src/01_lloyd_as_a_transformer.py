@@ -298,9 +298,10 @@ assert moved.tolist() == [20] and ref.labels[2:, order[20]].tolist() == [2, 2]  
 # here 1/9, 1/8 and 1/7, written under each column. Each matrix has its own colour scale, from 0 to its largest
 # weight: on a common 0–1 scale block 3's weights would look black.
 #
-# The stripe of point 20 (rows sorted by the **final** cluster) is a point that changes cluster: entering layer 2
-# its nearest center is still center 0, so block 1 sends it to center 0 and block 3 counts it among center 0's
-# members; from the third iteration on it belongs to cluster 2, where the sorting put it.
+# The stripe of point 20 (points sorted by the **final** cluster; a column in block 1, a row in block 3) is a point
+# that changes cluster: entering layer 2 its nearest center is still center 0, so block 1 sends it to center 0
+# and block 3 counts it among center 0's members; from the third iteration on it belongs to cluster 2, where the
+# sorting put it.
 #
 # ## 6. Layer by layer: the transformer equals Lloyd's algorithm
 #
