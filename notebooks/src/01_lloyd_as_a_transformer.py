@@ -19,7 +19,8 @@
 #   exactly one-hot, and why the reset blocks must stay exact.
 #
 # *Prerequisites:* Lloyd's algorithm (k-means), softmax attention, NumPy. *Time:* about 45 minutes to
-# read and run; the eight exercises take about 2 hours more (their minutes are on their tag lines).
+# read and run, including three short self-checks (01.9–01.11, after sections 2, 4 and 7; 5 minutes in all);
+# the eight exercises at the end take about 2 hours more (their minutes are on their tag lines).
 #
 # The sections, each step checked by an `assert`:
 #
@@ -33,7 +34,8 @@
 # 7. an empty cluster, kept exactly thanks to the project's *flag* token ([SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters), "(open)");
 # 8. finite γ versus γ = ∞;
 #
-# then a summary and eight exercises, which you can check yourself with `kmt_ref.exercises.check`.
+# then a summary and eight exercises: seven you can check yourself with `kmt_ref.exercises.check`, and a
+# proof (01.3) whose model answer is in the solutions.
 #
 # Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions that our sources
 # leave open (ties, empty clusters) are the project's own and are fixed in [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters).
@@ -87,7 +89,7 @@ plotting.plot_assignments(X, ref.labels[-1], ref.centers[-1], ax=axes[1],
 fig.tight_layout()
 
 # %% [markdown]
-# *Two initial centers (the first two shuffled points) start in the same cluster; Lloyd's
+# *Two initial centers (the first and third shuffled points) start in the same cluster; Lloyd's
 # algorithm needs two iterations to move one of them to the empty third cluster.*
 #
 # ## 2. Tokens
@@ -296,9 +298,10 @@ assert moved.tolist() == [20] and ref.labels[2:, order[20]].tolist() == [2, 2]  
 # here 1/9, 1/8 and 1/7, written under each column. Each matrix has its own colour scale, from 0 to its largest
 # weight: on a common 0–1 scale block 3's weights would look black.
 #
-# The stripe of point 20 (rows sorted by the **final** cluster) is a point that changes cluster: entering layer 2
-# its nearest center is still center 0, so block 1 sends it to center 0 and block 3 counts it among center 0's
-# members; from the third iteration on it belongs to cluster 2, where the sorting put it.
+# The stripe of point 20 (points sorted by the **final** cluster; a column in block 1, a row in block 3) is a point
+# that changes cluster: entering layer 2 its nearest center is still center 0, so block 1 sends it to center 0
+# and block 3 counts it among center 0's members; from the third iteration on it belongs to cluster 2, where the
+# sorting put it.
 #
 # ## 6. Layer by layer: the transformer equals Lloyd's algorithm
 #

@@ -28,7 +28,8 @@
 # - run spherical k-means as a transformer and state its policies for zero-length points and
 #   members that cancel.
 #
-# *Prerequisites:* notebook 01. *Time:* about 45 minutes to read and run; the eight exercises take about
+# *Prerequisites:* notebook 01. *Time:* about 45 minutes to read and run, including three short self-checks
+# (02.9–02.11, after sections 1, 3 and 6; 6 minutes in all); the eight exercises at the end take about
 # 2½ hours more.
 #
 # Tokens are **columns**: X is (d, n), C is (d, k). Every transformer below is run by the one

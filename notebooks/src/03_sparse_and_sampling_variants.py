@@ -28,7 +28,8 @@
 # 6. test that the k-medoids circuit samples each center from the softmax over its members (§5, §9).
 #
 # *Prerequisites:* notebook 01; a little convex optimisation helps with the proofs. *Time:* about 60 minutes
-# to read and run; the eight exercises take about 2½ hours more.
+# to read and run, including three short self-checks (03.9–03.11, after §1, §4 and §5; 5 minutes in all);
+# the eight exercises at the end take about 2½ hours more.
 #
 # *Annotator's remark:* the paper describes these variants as changes of the attention's normalizer
 # (reported by the paper, from a summary; not verified against its text); the explicit weights (the

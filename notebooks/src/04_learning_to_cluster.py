@@ -23,7 +23,8 @@
 #   quick run needs d = 8 rather than d = 4.
 #
 # *Prerequisites:* notebook 01 (the hand-set layer of Theorem 2.1), gradient descent. *Time:* about 45 minutes to
-# read and run; the eight exercises take about 90 minutes more.
+# read and run, including three short self-checks (04.9–04.11, after sections 2, 3 and 6; 5 minutes in all);
+# the eight exercises at the end take about 90 minutes more.
 #
 # This notebook
 #
@@ -175,7 +176,7 @@ check("04.10", answer)
 # learning rate 0.01 halved on plateaus of the validation score (objective after one layer ÷ objective
 # after one Lloyd step, on 64 fixed tasks; below 1, one step of the layer does better than one step of
 # Lloyd's algorithm). With seed 0 it is exactly the run of `python -m kmt_ref train`, and it takes under
-# half a minute on one core (11–29 s measured, on a shared machine). Then the evaluation of section 6:
+# half a minute on one core (9–29 s measured, on a shared machine). Then the evaluation of section 6:
 # the trained layer against Lloyd's algorithm, 20 steps from the same starts, on the 320 seeded tasks
 # that `train` evaluates at its end, so the numbers printed here are the ones `python -m kmt_ref train`
 # prints.

@@ -31,8 +31,9 @@
 # - predict and measure the larger leak of the binary decoder at finite γ;
 # - weigh what binary codes save (parameters, time, memory against $k$) against what they cost.
 #
-# *Prerequisites:* notebook 01. *Time:* about 30 minutes to read and run; the five exercises take about
-# 75 minutes more.
+# *Prerequisites:* notebook 01. *Time:* about 30 minutes to read and run, including three short self-checks
+# (05.6 and 05.7 after section 2, 05.8 after section 6; 5 minutes in all); the five exercises at the end take
+# about 75 minutes more.
 
 # %%
 import numpy as np
