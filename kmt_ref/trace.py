@@ -211,7 +211,7 @@ def distance_blocks(X, C, x_sq=None):
     CT = C.T  # (k, d), a view: the operand the plain path passes (a copy can take another BLAS kernel, e.g. for one point)
     blocks = list(product_blocks(n, k))
     D = np.empty(k * min(n, CHUNK + 1))  # one block
-    cross = np.empty(k * max(b - a for a, b in blocks))  # one product
+    cross = np.empty(k * max((b - a for a, b in blocks), default=0))  # one product (none for n = 0)
     for pa, pb in blocks:
         crossp = _scratch(cross, k, pb - pa)
         np.matmul(CT, X[:, pa:pb], out=crossp)  # c . x, one product per block of product_blocks
