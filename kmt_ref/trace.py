@@ -125,7 +125,7 @@ def product_blocks(n, k):
     last one-column block joined to the one before (:func:`_chunks`). A
     function of the shape alone, not of the number of threads:
     :func:`distance_blocks` and the attention scores of
-    :mod:`kmt_ref.core.attention` (:func:`block_products`) take their products
+    :mod:`kmt_ref.core.blocks` (:func:`block_products`) take their products
     in these blocks, so they compute the same numbers (a BLAS kernel can round
     a column of a product differently with the columns around it).
     """
@@ -143,7 +143,7 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     (:func:`distance_blocks`). A BLAS kernel can round a column of a product
     differently with the number of columns around it (seen: one weight of a
     4,097-point softmax layer, tests/core/test_exact_layer.py), so the
-    attention scores of :mod:`kmt_ref.core.attention` take their products in
+    attention scores of :mod:`kmt_ref.core.blocks` take their products in
     the same blocks (:func:`block_products`). Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
     gamma = inf call this one function, so their bit-for-bit equality does not
     rest on that either.
@@ -179,7 +179,7 @@ def block_products(K, Q):
     """``K.T @ Q`` (r, q) for K (m, r) and Q (m, q), one product per block of :func:`product_blocks`.
 
     The products of :func:`distance_blocks`: the plain path's attention scores
-    (:func:`kmt_ref.core.attention.scores_from_projections`) take theirs here,
+    (:func:`kmt_ref.core.blocks.scores_from_projections`) take theirs here,
     so that its scores and the exact layer's are the same numbers.
     """
     blocks = list(product_blocks(Q.shape[1], K.shape[1]))
