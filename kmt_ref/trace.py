@@ -138,15 +138,17 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     Every squared distance is the expression of :func:`squared_distances`
     (``(||x||^2 + ||c||^2) - 2 c.x``, the same operations in the same order),
     but the (k, n) matrix is never formed: memory O(k CHUNK) for the distances,
-    each block of them in cache, and O(min(k n, PRODUCT_ENTRIES)) for the
-    products ``c.x``, taken in the larger blocks of :func:`product_blocks`
-    (:func:`distance_blocks`). A BLAS kernel can round a column of a product
-    differently with the number of columns around it (seen: one weight of a
-    4,097-point softmax layer, tests/core/test_exact_layer.py), so the
-    attention scores of :mod:`kmt_ref.core.blocks` take their products in
-    the same blocks (:func:`block_products`). Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
-    gamma = inf call this one function, so their bit-for-bit equality does not
-    rest on that either.
+    each block of them in cache, and O(min(k n, PRODUCT_ENTRIES + k CHUNK))
+    for the products ``c.x`` (at least CHUNK points per product, so more than
+    PRODUCT_ENTRIES when k > PRODUCT_ENTRIES / CHUNK = 1024), taken in the
+    larger blocks of :func:`product_blocks` (:func:`distance_blocks`). A BLAS
+    kernel can round a column of a product differently with the number of
+    columns around it (seen: one weight of a 4,097-point softmax layer,
+    tests/core/test_exact_layer.py), so the attention scores of
+    :mod:`kmt_ref.core.blocks` take their products in the same blocks
+    (:func:`block_products`). Lloyd (:func:`kmt_ref.lloyd`) and every circuit
+    at gamma = inf call this one function, so their bit-for-bit equality does
+    not rest on that either.
 
     Parameters
     ----------
