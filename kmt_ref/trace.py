@@ -125,7 +125,7 @@ def product_blocks(n, k):
     last one-column block joined to the one before (:func:`_chunks`). A
     function of the shape alone, not of the number of threads:
     :func:`distance_blocks` and the attention scores of
-    :mod:`kmt_ref.core.attention` (:func:`block_products`) take their products
+    :mod:`kmt_ref.core.blocks` (:func:`block_products`) take their products
     in these blocks, so they compute the same numbers (a BLAS kernel can round
     a column of a product differently with the columns around it).
     """
@@ -138,15 +138,17 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     Every squared distance is the expression of :func:`squared_distances`
     (``(||x||^2 + ||c||^2) - 2 c.x``, the same operations in the same order),
     but the (k, n) matrix is never formed: memory O(k CHUNK) for the distances,
-    each block of them in cache, and O(min(k n, PRODUCT_ENTRIES)) for the
-    products ``c.x``, taken in the larger blocks of :func:`product_blocks`
-    (:func:`distance_blocks`). A BLAS kernel can round a column of a product
-    differently with the number of columns around it (seen: one weight of a
-    4,097-point softmax layer, tests/core/test_exact_layer.py), so the
-    attention scores of :mod:`kmt_ref.core.attention` take their products in
-    the same blocks (:func:`block_products`). Lloyd (:func:`kmt_ref.lloyd`) and every circuit at
-    gamma = inf call this one function, so their bit-for-bit equality does not
-    rest on that either.
+    each block of them in cache, and O(min(k n, PRODUCT_ENTRIES + k CHUNK))
+    for the products ``c.x`` (at least CHUNK points per product, so more than
+    PRODUCT_ENTRIES when k > PRODUCT_ENTRIES / CHUNK = 1024), taken in the
+    larger blocks of :func:`product_blocks` (:func:`distance_blocks`). A BLAS
+    kernel can round a column of a product differently with the number of
+    columns around it (seen: one weight of a 4,097-point softmax layer,
+    tests/core/test_exact_layer.py), so the attention scores of
+    :mod:`kmt_ref.core.blocks` take their products in the same blocks
+    (:func:`block_products`). Lloyd (:func:`kmt_ref.lloyd`) and every circuit
+    at gamma = inf call this one function, so their bit-for-bit equality does
+    not rest on that either.
 
     Parameters
     ----------
@@ -179,7 +181,7 @@ def block_products(K, Q):
     """``K.T @ Q`` (r, q) for K (m, r) and Q (m, q), one product per block of :func:`product_blocks`.
 
     The products of :func:`distance_blocks`: the plain path's attention scores
-    (:func:`kmt_ref.core.attention.scores_from_projections`) take theirs here,
+    (:func:`kmt_ref.core.blocks.scores_from_projections`) take theirs here,
     so that its scores and the exact layer's are the same numbers.
     """
     blocks = list(product_blocks(Q.shape[1], K.shape[1]))
@@ -211,7 +213,7 @@ def distance_blocks(X, C, x_sq=None):
     CT = C.T  # (k, d), a view: the operand the plain path passes (a copy can take another BLAS kernel, e.g. for one point)
     blocks = list(product_blocks(n, k))
     D = np.empty(k * min(n, CHUNK + 1))  # one block
-    cross = np.empty(k * max(b - a for a, b in blocks))  # one product
+    cross = np.empty(k * max((b - a for a, b in blocks), default=0))  # one product (none for n = 0)
     for pa, pb in blocks:
         crossp = _scratch(cross, k, pb - pa)
         np.matmul(CT, X[:, pa:pb], out=crossp)  # c . x, one product per block of product_blocks

@@ -76,7 +76,8 @@ def degenerate_cases():
     # stay (a sparse update keeps only the points there), so the copies must still tie with it bit for bit
     c.append(("duplicated_centers", np.array([[-1.0] * 6 + [1.0] * 3]), np.array([[-1.0, -1.0, -1.0]])))
     # the same on copies of a number that is not dyadic: the tie is exact because the centers are copies
-    # (a mean of copies of 0.1 must be 0.1 exactly, not because the arithmetic is)
+    # (a mean of copies of 0.1 must be exactly 0.1, which a plain sum does not give:
+    # sum([0.1] * 7) / 7 is 0.09999999999999999)
     c.append(("duplicated_centers_tenth", np.array([[0.1] * 7 + [2.1] * 3]), np.array([[0.1, 0.1, 0.1]])))
     # two pairs of duplicated centers in the plane, on small integers with repeated points
     Xp = np.array([[0.0, 0.0, 0.0, 1.0, 4.0, 4.0, 5.0, 9.0], [0.0, 0.0, 0.0, 0.0, 2.0, 2.0, 2.0, 9.0]])

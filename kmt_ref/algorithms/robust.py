@@ -93,7 +93,7 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     d = X.shape[0]
 
     def update(t, j, members, c):
-        p = _sparsemax_plain(-g * sq_dist(X[:, members], c) / np.sqrt(d))  # (m,)
+        p = _sparsemax_plain(-g * sq_dist(X[:, members], c) / np.sqrt(d))  # (n_j,)
         a = X[:, members[np.argmax(p)]]  # the first member of largest weight: the anchor
         return a + (X[:, members] - a[:, None]) @ p / np.sum(p)  # copies of one point give that point
 

@@ -94,7 +94,7 @@ GUMBEL_WIDTH = GUMBEL_RANGE[1] - GUMBEL_RANGE[0]
 def sq_dist(X, c):
     """``||x_i - c||^2`` for the columns of X (d, n_j), computed directly."""
     diff = X - c[:, None]
-    return np.sum(diff * diff, axis=0)  # (m,)
+    return np.sum(diff * diff, axis=0)  # (n_j,)
 
 
 def assign_then_update(X, C, centers, labels, update, per_step=None):

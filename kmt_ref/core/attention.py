@@ -44,6 +44,7 @@ import autograd.numpy as np
 from autograd.tracer import getval
 
 from . import blocks as _blocks
+# used here and re-exported: one block is computed in blocks.py
 from .blocks import FeedForward, attention, attention_scores, scores_from_projections
 from .exact import fast_layer_forward, project
 

@@ -2,10 +2,12 @@
 
 The floor below the layer (:mod:`kmt_ref.core.attention`) and below the exact
 layer (:mod:`kmt_ref.core.exact.layer`), which both run blocks with
-:func:`attention` and read feed-forward blocks as :class:`FeedForward`; both
-re-export or import these names from here, so neither imports the other's
-floor. ``kmt_ref.core.attention.attention`` (and every other name defined
-here) stays importable from :mod:`kmt_ref.core.attention`.
+:func:`attention` and read feed-forward blocks as :class:`FeedForward`; the
+layer imports these names from here, the exact layer inside its functions
+(this module imports :mod:`kmt_ref.core.exact`). :mod:`kmt_ref.core.attention`
+re-exports :func:`attention`, :func:`attention_scores`,
+:func:`scores_from_projections`, :class:`FeedForward` and :data:`HAND_VJP`
+(:func:`anchored_combination` and :data:`ANCHORED` only live here).
 
 The equation (SPEC §2) is stated above the code, in :func:`attention`; the
 code keeps ``gamma`` inside the normalizer (:func:`attention_scores` returns

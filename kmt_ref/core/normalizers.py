@@ -212,7 +212,8 @@ def linear(S, gamma=None, axis=0, rng=None):
     scores ``e_j . y_i``: when block 1 writes one-hot y (gamma = inf) they are
     1 for members and 0 otherwise, and block 3 gives the exact member mean
     (it has no gamma of its own); with block 1 at a finite gamma, y is soft
-    and block 3 gives the y-weighted mean ``sum_i y_ij x_i / sum_i y_ij``. A slice that sums to zero (a cluster with no member) has no
+    and block 3 gives the y-weighted mean ``sum_i y_ij x_i / sum_i y_ij``.
+    A slice that sums to zero (a cluster with no member) has no
     defined weights; it yields all-zero weights here, and
     :func:`kmt_ref.kmeans_transformer` reports that case as an error instead of
     returning a wrong center. Not shift invariant, unlike the other normalizers.

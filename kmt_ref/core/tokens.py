@@ -1,6 +1,7 @@
 """Tokens, the shared loop and the trace: how a construction becomes a :class:`~kmt_ref.trace.ClusteringTrace`.
 
-The token layout of Theorem 2.1 (the authors' ``cnst_model.py``; the follow-up's (OH) embedding; SPEC §1): point tokens ``Xbar = [X; Y]``
+The token layout of Theorem 2.1 (the authors' ``cnst_model.py``; the
+follow-up's (OH) embedding; SPEC §1): point tokens ``Xbar = [X; Y]``
 (d_emb, n) with ``Y^(0) = 0``, center tokens ``Cbar = [C; I_k]`` (d_emb, k),
 ``d_emb = d + k``; the projectors ``P_X = diag(I_d, 0)`` and ``P_Y = diag(0, I_k)``.
 :class:`Embedding` names the row blocks (the constructions add a type flag,

@@ -125,7 +125,7 @@ def test_dot_product_near_duplicates_in_one_cluster_are_exact():
 @pytest.mark.xfail(strict=True, reason=(
     "known limit of the dense dot-score block 2: two points 2e-9 apart on either side of a boundary. "
     "The norm-trick score 2 x_i.x_l - ||x_l||^2 exceeds the diagonal by rounding, block 2 removes "
-    "the neighbour's y and y_i stops being one-hot. Passes once attention.py computes the exact "
+    "the neighbour's y and y_i stops being one-hot. Passes once core/blocks.py computes the exact "
     "gamma = inf limit of this block by duplicate grouping (as for Euclidean Q = K)."))
 def test_dot_product_near_duplicates_across_a_boundary():
     X = np.array([[0.5 - 1e-9, 0.5 + 1e-9, 0.0, 1.0]])

@@ -15,6 +15,7 @@ from kmt_ref.algorithms import (
     trimmed_size,
 )
 from kmt_ref.algorithms.lloyd import lloyd
+from kmt_ref.algorithms.sparse_update import _bounding_diameter_sq  # the D^2 of separating_penalties
 from kmt_ref.data import blobs_with_outliers
 from kmt_ref.trace import nearest_center
 
@@ -57,11 +58,6 @@ def test_trimmed_whole_trajectory_bitwise_on_shared_cases():
         np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=name)
         np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=name)
 
-
-
-def _bounding_diameter_sq(X, C0):
-    Z = np.concatenate([X, C0], axis=1)
-    return float(np.sum((Z.max(axis=1) - Z.min(axis=1)) ** 2))
 
 
 @pytest.mark.parametrize("gamma2", [0.0, 3.0, 30.0])

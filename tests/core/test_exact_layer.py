@@ -194,6 +194,12 @@ def test_nearest_labels_equal_the_dense_argmin(n):
     np.testing.assert_array_equal(nearest_labels(Xr, Xr[:, :1].repeat(3, 1)), np.zeros(n, dtype=int))
 
 
+def test_nearest_labels_of_no_points_is_empty():
+    """n = 0: no labels and an objective of 0 (no block of points, hence no product to size a buffer by)."""
+    labels, J = nearest_labels(np.empty((3, 0)), np.ones((3, 4)), objective=True)
+    assert labels.shape == (0,) and J == 0.0
+
+
 def test_argmin_columns_is_numpys_argmin():
     """The lowest index of each column's minimum, ties and NaN columns included (trace._argmin_columns)."""
     from kmt_ref.trace import _argmin_columns

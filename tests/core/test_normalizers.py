@@ -208,7 +208,7 @@ def test_normmax_inf_tie_at_the_top_gap_one_is_one_hot():
 
 # (scores, the alpha -> inf limit): ties between several maximisers s of (z_{1:s} - 1)/s with |A| >= 2
 TIES = [
-    ([1.0, 0.8, 0.4], [1 / 3, 1 / 3, 1 / 3]),            # s = 2, 3 tie: the example
+    ([1.0, 0.8, 0.4], [1 / 3, 1 / 3, 1 / 3]),            # s = 2, 3 tie: (1.8 - 1)/2 = (2.2 - 1)/3 = 0.4
     ([1.0, 0.8, 0.4, 0.4, -3.0], [0.25, 0.25, 0.25, 0.25, 0.0]),  # s = 2, 3, 4 tie
     ([0.5, 0.5, 0.0, -1.0], [1 / 3, 1 / 3, 1 / 3, 0.0]),  # s = 2, 3 tie, tied maximum
     ([0.0, 0.25, 0.5, 0.75, 1.0], [0, 0, 1 / 3, 1 / 3, 1 / 3]),  # no tie (the golden value)
