@@ -99,7 +99,7 @@ def frame_steps(n_layers, per_block=False):
         ``T + 1`` frames, or ``2 T + 1`` with ``per_block=True``.
     """
     steps = [(0, "start")]
-    for t in range(1, n_layers + 1):
+    for t in range(1, check_count(n_layers, "n_layers") + 1):
         steps += [(t, "assign"), (t, "update")] if per_block else [(t, "layer")]
     return steps
 
@@ -226,6 +226,7 @@ def _frames(X, trace, reference, per_block, max_points, seed, trace_label, refer
             axes=None):
     X, trace, reference = _check_inputs(X, trace, reference)
     max_points = check_count(max_points, "max_points", minimum=1)
+    seed = check_count(seed, "seed")
     if axes is not None:
         axes = list(np.ravel(axes))
         if len(axes) != 3:

@@ -25,8 +25,8 @@ from matplotlib.lines import Line2D
 
 from .. import (kmeans_transformer, lloyd, robust_kmeans_transformer, soft_kmeans_transformer,
                 trimmed_kmeans_transformer)
-from ..validation import check_2d, check_count
-from .canvas import CLUSTER_COLORS, _color
+from ..validation import check_2d, check_count, check_gamma
+from .canvas import _color
 from .matrices import plot_attention
 
 __all__ = ["plot_block1_gamma", "plot_soft_beta", "plot_trimming", "plot_robust_support", "plot_sparse_supports",
@@ -53,6 +53,18 @@ def _data(X, C0):
         raise ValueError(f"X and C0 must be 2-D data (2 rows) to be drawn in the plane, got X shape={X.shape}, "
                          f"C0 shape={C0.shape}")
     return X, C0
+
+
+def _outliers(is_out, n):
+    """``is_out`` as a boolean mask of shape (n,), or None."""
+    if is_out is None:
+        return None
+    mask = np.asarray(is_out)
+    if mask.dtype != bool:
+        raise TypeError(f"is_out must be a boolean mask over the points, got dtype {mask.dtype} ({is_out!r:.60})")
+    if mask.shape != (n,):
+        raise ValueError(f"is_out must have shape (n,)=({n},), one entry per point, got shape={mask.shape}")
+    return mask
 
 
 def _label(value):
@@ -145,6 +157,7 @@ def plot_soft_beta(X, C0, beta, n_layers=10, axes=None):
         responsibilities ``r_ij``, points grouped by Lloyd's last cluster.
     """
     X, C0 = _data(X, C0)
+    beta = check_gamma(beta, "beta", allow_zero=False)
     n_layers = check_count(n_layers, "n_layers", minimum=1)
     fig, (ax_pts, ax_w) = _axes(axes, 2, (3.4, 3.2))
     ref = lloyd(X, C0, n_layers)
@@ -246,6 +259,7 @@ def plot_trimming(X, C0, gamma2, n_layers=5, is_out=None, ax=None, legend=True):
     """
     X, C0 = _data(X, C0)
     n_layers = check_count(n_layers, "n_layers", minimum=1)
+    is_out = _outliers(is_out, X.shape[1])
     fig, (ax,) = _axes(ax, 1, (3.4, 3.4))
     tr = trimmed_kmeans_transformer(X, C0, n_layers, gamma2, record=True)
     _support_panel(X, tr, lloyd(X, C0, n_layers), ax, f"trimmed (normmax), gamma2 = {gamma2:g}", is_out)
@@ -262,6 +276,7 @@ def plot_robust_support(X, C0, gamma, n_layers=5, is_out=None, ax=None, legend=T
     """
     X, C0 = _data(X, C0)
     n_layers = check_count(n_layers, "n_layers", minimum=1)
+    is_out = _outliers(is_out, X.shape[1])
     fig, (ax,) = _axes(ax, 1, (3.4, 3.4))
     tr = robust_kmeans_transformer(X, C0, n_layers, gamma, record=True)
     _support_panel(X, tr, lloyd(X, C0, n_layers), ax, f"robust (sparsemax), gamma = {gamma:g}", is_out)

@@ -125,6 +125,10 @@ def test_bad_inputs_name_the_argument(toy_runs):
         animation.trace_frame(X, tr, ref, frame=4)
     with pytest.raises(ValueError, match="max_points"):
         animation.animate_trace(X, tr, ref, max_points=0)
+    with pytest.raises(TypeError, match="seed"):
+        animation.animate_trace(X, tr, ref, seed="a")
+    with pytest.raises(TypeError, match="n_layers"):
+        animation.frame_steps("3")
 
 
 def test_given_axes_are_drawn_on(toy_runs):
