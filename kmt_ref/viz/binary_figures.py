@@ -32,7 +32,8 @@ from .canvas import drawn_values
 from .plotting import save_png
 
 __all__ = ["LEAK_VARIANTS", "LEAK_MODES", "LEAK_FLOOR", "plain_onehot_transformer", "finite_gamma_leak",
-           "fig_binary_finite_gamma", "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "plot_binary_cost", "fig_binary_cost", "fig_binary_training"]
+           "fig_binary_finite_gamma", "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "plot_binary_cost",
+           "fig_binary_cost", "fig_binary_training"]
 
 
 def plain_onehot_transformer(X, C0, n_layers, gamma=np.inf, gamma_update=None):
