@@ -44,7 +44,7 @@ from .. import kmeans_transformer, lloyd
 from ..data import toy_data
 from ..trace import ClusteringTrace
 from ..validation import check_2d, check_count
-from .canvas import _color, save_png
+from .canvas import _color, blend_colors, save_png
 
 __all__ = ["animate_trace", "animation_html", "trace_animation_html", "trace_frame", "frame_steps",
            "fig_animation_still"]
@@ -198,8 +198,7 @@ class _Frames:
             what = "initial centers (before layer 1)"
         else:
             W = np.asarray(tr.layers[t - 1].weights["1"])[:, sel]  # (k, m): y_i that block 1 wrote
-            colors = np.clip(W.T @ self.palette, 0.0, 1.0)  # (m, 4) blend of the clusters' colours
-            colors[:, 3] = 1.0
+            colors = np.column_stack([blend_colors(W), np.ones(sel.size)])  # (m, 4) blend of the clusters' colours
             differ = tr.labels[t - 1][sel] != ref.labels[t - 1][sel]
             what = {"layer": f"layer {t}", "assign": f"layer {t}: blocks 1 + 2 assign",
                     "update": f"layer {t}: blocks 3 + 4 move the centers"}[stage]

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D
 from .. import (kmeans_transformer, lloyd, robust_kmeans_transformer, soft_kmeans_transformer,
                 trimmed_kmeans_transformer)
 from ..validation import check_2d, check_count, check_gamma
-from .canvas import _color
+from .canvas import _color, blend_colors
 from .matrices import plot_attention
 
 __all__ = ["plot_block1_gamma", "plot_soft_beta", "plot_trimming", "plot_robust_support", "plot_sparse_supports",
@@ -71,12 +71,6 @@ def _label(value):
     return "inf" if np.isinf(value) else f"{value:g}"
 
 
-def _soft_colors(W):
-    """Each point's colour: its clusters' colours mixed with the weights of W (k, n)."""
-    palette = np.array([_color(j) for j in range(W.shape[0])])  # (k, 3)
-    return np.clip(W.T @ palette, 0.0, 1.0)  # (n, 3)
-
-
 # --------------------------------------------------------------------------
 # Notebook 01: gamma of block 1
 # --------------------------------------------------------------------------
@@ -115,7 +109,7 @@ def plot_block1_gamma(X, C0, gamma, n_layers=4, axes=None):
     member = np.zeros_like(W, dtype=bool)
     member[first, np.arange(W.shape[1])] = True
     leak = np.where(member, 0.0, W).sum(axis=0)[order]  # (n,) the weight on non-members, summed exactly
-    ax_leak.bar(np.arange(leak.size), np.maximum(leak, LEAK_FLOOR), width=1.0, color=_soft_colors(W[:, order]))
+    ax_leak.bar(np.arange(leak.size), np.maximum(leak, LEAK_FLOOR), width=1.0, color=blend_colors(W[:, order]))
     ax_leak.set_yscale("log")
     ax_leak.set_ylim(LEAK_FLOOR / 3, 3.0)
     ax_leak.set_xlim(-0.5, leak.size - 0.5)
@@ -166,7 +160,7 @@ def plot_soft_beta(X, C0, beta, n_layers=10, axes=None):
     else:
         tr = soft_kmeans_transformer(X, C0, n_layers, beta, record=True)
     R = np.asarray(tr.layers[-1].weights["1"])  # (k, n)
-    ax_pts.scatter(X[0], X[1], s=18, c=_soft_colors(R), edgecolors="k", linewidths=0.3, zorder=1)
+    ax_pts.scatter(X[0], X[1], s=18, c=blend_colors(R), edgecolors="k", linewidths=0.3, zorder=1)
     k = C0.shape[1]
     for j in range(k):
         ax_pts.plot(tr.centers[:, 0, j], tr.centers[:, 1, j], "-", color=_color(j), lw=1.2, zorder=2)
