@@ -109,7 +109,7 @@ class _Frames:
 
     def __init__(self, X, trace, reference, per_block, max_points, seed, trace_label, reference_label,
                  figsize, dpi, axes):
-        d, n = X.shape
+        n = X.shape[1]
         self.trace, self.reference = trace, reference
         self.trace_label, self.reference_label = trace_label, reference_label
         self.steps = frame_steps(trace.n_steps, per_block)

@@ -312,7 +312,10 @@ def small_multiples(draw, values, rows=1, panel_size=(3.2, 3.0), title=None, **f
     -------
     matplotlib.figure.Figure
     """
-    values = list(values)
+    try:
+        values = list(values)
+    except TypeError:
+        raise TypeError(f"values must be a sequence of parameter values, got {values!r}") from None
     if not values:
         raise ValueError("values must hold at least one parameter value, got none")
     rows = check_count(rows, "rows", minimum=1)
@@ -333,7 +336,8 @@ def parameter_sliders(draw, sliders, **fixed):
     draw : callable
         Called as ``draw(**{name: value, ...}, **fixed)``; returns a figure.
     sliders : dict of str -> sequence of float
-        Parameter name -> the values its slider offers (the middle one first).
+        Parameter name -> the values its slider offers; the slider starts at the
+        middle one.
     **fixed
         Passed to ``draw``.
 

@@ -103,6 +103,8 @@ def test_bad_arguments_name_themselves(toy):
         sliders.parameter_sliders(lambda: None, {})
     with pytest.raises(ValueError, match="values"):
         sliders.small_multiples(lambda v, axes: None, [])
+    with pytest.raises(TypeError, match="values"):
+        sliders.small_multiples(lambda v, axes: None, 3)
     with pytest.raises(ValueError, match="gamma"):
         sliders.plot_block1_gamma(X, C0, -1.0)
     with pytest.raises(TypeError, match="beta"):
