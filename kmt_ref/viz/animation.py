@@ -267,7 +267,8 @@ def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=
     Returns
     -------
     matplotlib.animation.FuncAnimation
-        Its figure is ``anim._fig``; ``len(frame_steps(T, per_block))`` frames.
+        Its figure is ``anim.frames.fig`` (``anim.frames`` holds the artists);
+        ``len(frame_steps(T, per_block))`` frames.
     """
     frames = _frames(X, trace, reference, per_block, max_points, seed, trace_label, reference_label, figsize, dpi,
                      axes)
@@ -315,7 +316,7 @@ def trace_animation_html(X, trace, reference, *, embed_limit_mb=EMBED_LIMIT_MB, 
     try:
         return animation_html(anim, embed_limit_mb)
     finally:
-        plt.close(anim._fig)
+        plt.close(anim.frames.fig)
 
 
 def trace_frame(X, trace, reference, frame=-1, **kwargs):
