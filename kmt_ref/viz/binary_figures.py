@@ -109,7 +109,7 @@ def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=ran
     PNG does not change with the BLAS kernel's rounding.
     """
     res = finite_gamma_leak(gammas, seeds) if res is None else res
-    n_seeds = len(list(seeds))
+    n_seeds = next(iter(res.values())).shape[1]  # (len(gammas), len(seeds)) arrays: what is drawn
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     for ax, (mode, title) in zip(axes, LEAK_MODES.items()):
         for label, (_, style) in LEAK_VARIANTS.items():
