@@ -226,12 +226,7 @@ def parser():
     return build_parser()
 
 
-#: sources that name a path that does not exist, fixed on another branch: xfail(strict) until merged
-BROKEN_ELSEWHERE = set()  # sources known to be broken and fixed on another branch (none)
-
 SOURCES = _sources()
-PATH_SOURCES = [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="fixed in the docs branch"))
-                if name in BROKEN_ELSEWHERE else name for name in SOURCES]
 
 
 def _missing_paths(name, chunks, parser):
@@ -250,7 +245,7 @@ def _missing_paths(name, chunks, parser):
     return missing
 
 
-@pytest.mark.parametrize("name", PATH_SOURCES)
+@pytest.mark.parametrize("name", SOURCES)
 def test_named_paths_exist(name, parser):
     missing = _missing_paths(name, _chunks(name), parser)
     assert not missing, "paths that do not exist:\n" + "\n".join(missing)

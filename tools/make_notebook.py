@@ -53,8 +53,7 @@ from nbclient import NotebookClient
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 CODE_STUB, TEXT_STUB = "answer = None  # your code", "*Your answer here.*"
-EXERCISE_HEADING = re.compile(r"^(#{2,4}) Exercise (\d\d\.\d+)\s*$")
-EXERCISE_START = re.compile(r"^#{2,4} Exercise (\d\d\.\d+)\s*$", re.M)
+EXERCISE_HEADING = re.compile(r"^(#{2,4}) Exercise (\d\d\.\d+)\s*$", re.M)
 #: the line of a code cell that checks an exercise: the cell becomes the exercise's autograded tests cell
 CHECK_LINE = re.compile(r'^check\("([^"]+)", answer\)\s*$', re.M)
 HIDDEN_TEST = '### BEGIN HIDDEN TESTS\nassert check("{id}", answer, quiet=True)\n### END HIDDEN TESTS'
@@ -156,21 +155,36 @@ def checked_id(kind, body, exercises):
     return m.group(1)
 
 
-def exercise_points(cells, exercises):
-    """{grade_id: points}: each exercise's minutes split equally over its graded cells."""
-    graded, current, count = {}, None, {}
+def grades(cells, exercises):
+    """Per cell, ``(kind, id, grade_id)`` of nbgrader's graded cells, or None.
+
+    ``kind`` is "tests" for the cell ``check(id, answer)`` of a checked exercise
+    (grade_id ``exNN_M_test``), else "code" or "markdown" for the i-th cell holding
+    a solution region of the exercise whose heading came last (``exNN_M_<kind><i>``).
+    """
+    out, current, count = [], None, {}
     for kind, body in cells:
-        m = EXERCISE_START.search(body) if kind == "markdown" else None
-        current = m.group(1) if m else current
+        m = EXERCISE_HEADING.search(body) if kind == "markdown" else None
+        current = m.group(2) if m else current
         tested = checked_id(kind, body, exercises)
         if tested is not None:
-            if f"ex{tested.replace('.', '_')}_test" in graded.get(tested, []):
+            if ("tests", tested) in [g[:2] for g in out if g]:
                 raise ValueError(f"exercise {tested!r} has two cells `check({tested!r}, answer)`")
-            graded.setdefault(tested, []).append(f"ex{tested.replace('.', '_')}_test")
+            out.append(("tests", tested, f"ex{tested.replace('.', '_')}_test"))
         elif BEGIN in body and current is not None:
             count[current] = count.get(current, 0) + 1
-            if kind == "markdown":
-                graded.setdefault(current, []).append(f"ex{current.replace('.', '_')}_{kind}{count[current]}")
+            out.append((kind, current, f"ex{current.replace('.', '_')}_{kind}{count[current]}"))
+        else:
+            out.append(None)
+    return out
+
+
+def exercise_points(cells, exercises):
+    """{grade_id: points}: each exercise's minutes split equally over its graded cells (tests and markdown)."""
+    graded = {}
+    for kind, id, grade_id in filter(None, grades(cells, exercises)):
+        if kind != "code":  # an autograded answer carries no points: its exercise's tests cell does
+            graded.setdefault(id, []).append(grade_id)
     return {gid: round(exercises[id].minutes / len(gids), 2) for id, gids in graded.items() for gid in gids}
 
 
@@ -192,33 +206,22 @@ def notebooks_from_source(src):
     from kmt_ref.exercises import EXERCISES
 
     cells = parse_percent(Path(src).read_text())
-    points = exercise_points(cells, EXERCISES)
+    graded, points = grades(cells, EXERCISES), exercise_points(cells, EXERCISES)
     stem = Path(src).stem
-    untested = [i for i, ex in EXERCISES.items() if ex.notebook == stem and ex.checked
-                and f"ex{i.replace('.', '_')}_test" not in points]
+    tested = {grade[1] for grade in graded if grade and grade[0] == "tests"}
+    untested = [i for i, ex in EXERCISES.items() if ex.notebook == stem and ex.checked and i not in tested]
     if untested:
         raise ValueError(f"{src}: checked exercises without a cell `check(id, answer)`: {untested}")
     books = []
     for version in ("student", "solutions"):
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        current, count = None, {}  # the exercise whose cells follow, and solution cells seen per exercise
-        for kind, body in cells:
-            m = EXERCISE_START.search(body) if kind == "markdown" else None
-            current = m.group(1) if m else current
+        for (kind, body), grade in zip(cells, graded):
             if kind == "markdown":
                 body = expand_exercise_headings(body, EXERCISES)
-            meta = {}
-            tested = checked_id(kind, body, EXERCISES)
-            if tested is not None:  # the released cell is the check alone; the hidden test stays with nbgrader
-                grade_id = f"ex{tested.replace('.', '_')}_test"
-                meta = nbgrader_metadata("tests", grade_id, points[grade_id])
-                if version == "solutions":
-                    body = body + "\n" + HIDDEN_TEST.format(id=tested)
-            elif BEGIN in body and current is not None:
-                count[current] = count.get(current, 0) + 1
-                grade_id = f"ex{current.replace('.', '_')}_{kind}{count[current]}"
-                meta = nbgrader_metadata(kind, grade_id, points.get(grade_id))
+            meta = {} if grade is None else nbgrader_metadata(grade[0], grade[2], points.get(grade[2]))
+            if version == "solutions" and grade is not None and grade[0] == "tests":
+                body = body + "\n" + HIDDEN_TEST.format(id=grade[1])  # the released cell is the check alone
             if version == "solutions" and kind == "markdown" and not meta:  # stored one folder deeper
                 body = relocate_links(body)
             if version == "student":

@@ -41,7 +41,10 @@ def _norm_row_dropped():
 
 
 def _as_index_set(answer, n):
-    raw = np.asarray(answer) if isinstance(answer, (list, tuple, np.ndarray)) else None
+    try:
+        raw = np.asarray(answer) if isinstance(answer, (list, tuple, np.ndarray)) else None
+    except ValueError:  # a ragged list: as_array below gives the hint
+        raw = None
     if raw is not None and raw.dtype == bool:  # a boolean mask over the points: the same set, another form
         expect(raw.shape == (n,), f"a boolean mask over the points has shape ({n},), got {raw.shape}")
         return set(np.flatnonzero(raw).tolist())

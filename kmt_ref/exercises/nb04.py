@@ -216,8 +216,7 @@ def learned_gammas():
                  "significant digits")
 def _c046(answer):
     a = as_array(answer, (2,), "an array of 2 equivalent gammas (block 1, block 2)")
-    diag, d_emb = _learned_scales()
-    want = diag / np.sqrt(d_emb)
+    (diag, d_emb), want = _learned_scales(), learned_gammas()
     expect_value(a, want, what="the two equivalent gammas",
                  wrong=[(np.sqrt(diag), "that is the equivalent scale s of Q and K, not the inverse temperature "
                                         "of the score: how does the trained model scale its Euclidean scores?"),

@@ -44,7 +44,7 @@ from .. import kmeans_transformer, lloyd
 from ..data import toy_data
 from ..trace import ClusteringTrace
 from ..validation import check_2d, check_count
-from .canvas import _color, save_png
+from .canvas import _color, blend_colors, save_png
 
 __all__ = ["animate_trace", "animation_html", "trace_animation_html", "trace_frame", "frame_steps",
            "fig_animation_still"]
@@ -99,7 +99,7 @@ def frame_steps(n_layers, per_block=False):
         ``T + 1`` frames, or ``2 T + 1`` with ``per_block=True``.
     """
     steps = [(0, "start")]
-    for t in range(1, n_layers + 1):
+    for t in range(1, check_count(n_layers, "n_layers") + 1):
         steps += [(t, "assign"), (t, "update")] if per_block else [(t, "layer")]
     return steps
 
@@ -109,7 +109,7 @@ class _Frames:
 
     def __init__(self, X, trace, reference, per_block, max_points, seed, trace_label, reference_label,
                  figsize, dpi, axes):
-        d, n = X.shape
+        n = X.shape[1]
         self.trace, self.reference = trace, reference
         self.trace_label, self.reference_label = trace_label, reference_label
         self.steps = frame_steps(trace.n_steps, per_block)
@@ -198,8 +198,7 @@ class _Frames:
             what = "initial centers (before layer 1)"
         else:
             W = np.asarray(tr.layers[t - 1].weights["1"])[:, sel]  # (k, m): y_i that block 1 wrote
-            colors = np.clip(W.T @ self.palette, 0.0, 1.0)  # (m, 4) blend of the clusters' colours
-            colors[:, 3] = 1.0
+            colors = np.column_stack([blend_colors(W), np.ones(sel.size)])  # (m, 4) blend of the clusters' colours
             differ = tr.labels[t - 1][sel] != ref.labels[t - 1][sel]
             what = {"layer": f"layer {t}", "assign": f"layer {t}: blocks 1 + 2 assign",
                     "update": f"layer {t}: blocks 3 + 4 move the centers"}[stage]
@@ -226,6 +225,7 @@ def _frames(X, trace, reference, per_block, max_points, seed, trace_label, refer
             axes=None):
     X, trace, reference = _check_inputs(X, trace, reference)
     max_points = check_count(max_points, "max_points", minimum=1)
+    seed = check_count(seed, "seed")
     if axes is not None:
         axes = list(np.ravel(axes))
         if len(axes) != 3:
@@ -267,7 +267,8 @@ def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=
     Returns
     -------
     matplotlib.animation.FuncAnimation
-        Its figure is ``anim._fig``; ``len(frame_steps(T, per_block))`` frames.
+        Its figure is ``anim.frames.fig`` (``anim.frames`` holds the artists);
+        ``len(frame_steps(T, per_block))`` frames.
     """
     frames = _frames(X, trace, reference, per_block, max_points, seed, trace_label, reference_label, figsize, dpi,
                      axes)
@@ -315,7 +316,7 @@ def trace_animation_html(X, trace, reference, *, embed_limit_mb=EMBED_LIMIT_MB, 
     try:
         return animation_html(anim, embed_limit_mb)
     finally:
-        plt.close(anim._fig)
+        plt.close(anim.frames.fig)
 
 
 def trace_frame(X, trace, reference, frame=-1, **kwargs):

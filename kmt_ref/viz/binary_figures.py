@@ -32,7 +32,8 @@ from .canvas import drawn_values
 from .plotting import save_png
 
 __all__ = ["LEAK_VARIANTS", "LEAK_MODES", "LEAK_FLOOR", "plain_onehot_transformer", "finite_gamma_leak",
-           "fig_binary_finite_gamma", "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "plot_binary_cost", "fig_binary_cost", "fig_binary_training"]
+           "fig_binary_finite_gamma", "COST_CSV", "FOLLOW_UP_GPU_MS", "read_cost_csv", "plot_binary_cost",
+           "fig_binary_cost", "fig_binary_training"]
 
 
 def plain_onehot_transformer(X, C0, n_layers, gamma=np.inf, gamma_update=None):
@@ -108,7 +109,7 @@ def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=ran
     PNG does not change with the BLAS kernel's rounding.
     """
     res = finite_gamma_leak(gammas, seeds) if res is None else res
-    n_seeds = len(list(seeds))
+    n_seeds = next(iter(res.values())).shape[1]  # (len(gammas), len(seeds)) arrays: what is drawn
     fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
     for ax, (mode, title) in zip(axes, LEAK_MODES.items()):
         for label, (_, style) in LEAK_VARIANTS.items():

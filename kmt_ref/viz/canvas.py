@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 
 import numpy as np
 
-__all__ = ["CLUSTER_COLORS", "save_png", "drawn_values"]
+__all__ = ["CLUSTER_COLORS", "blend_colors", "save_png", "drawn_values"]
 
 
 #: one colour per cluster index (cycled for k > 10)
@@ -22,6 +22,18 @@ CLUSTER_COLORS = plt.get_cmap("tab10").colors
 
 def _color(j):
     return CLUSTER_COLORS[j % len(CLUSTER_COLORS)]
+
+
+def blend_colors(W):
+    """Each point's colour: its clusters' colours mixed with the weights of ``W``, shape (k, n).
+
+    Returns
+    -------
+    ndarray, shape (n, 3)
+        RGB in [0, 1]; a one-hot column gives its cluster's colour.
+    """
+    palette = np.array([_color(j) for j in range(W.shape[0])])  # (k, 3)
+    return np.clip(W.T @ palette, 0.0, 1.0)  # (n, 3)
 
 
 def _new_ax(ax, figsize=(4.0, 3.5)):

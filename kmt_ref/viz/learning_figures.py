@@ -17,9 +17,8 @@ from ..learning import (BLOCKS, EVAL_SEED, FAMILIES, MODELS_DIR, attention_maps,
 from .canvas import _new_ax, save_png
 from .matrices import _block_ticks, plot_attention
 
-__all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid", "plot_diagonal_vs_off",
-           "fig5_training",
-           "fig6_learned_weights"]
+__all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid",
+           "plot_diagonal_vs_off", "fig5_training", "fig6_learned_weights"]
 
 
 def plot_training_history(histories, key="val", ax=None):

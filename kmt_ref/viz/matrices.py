@@ -9,7 +9,7 @@ calling ``show()``. Re-exported by :mod:`kmt_ref.viz.plotting`:
   d_emb x d_emb weight with its ``x``/``y``/``flag`` blocks;
 - :func:`plot_attention` — one attention matrix ``sigma(S)`` (keys x queries);
 - :func:`plot_layer_attention` — the attention matrices of every block of
-  one layer (a :class:`kmt_ref.attention.LayerRecord`'s ``weights``);
+  one layer (a :class:`kmt_ref.core.attention.LayerRecord`'s ``weights``);
 - :func:`plot_weights` — a grid of named weight matrices (the twelve Q, K, V).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = ["BLOCK_ROLES", "embedding_blocks", "plot_matrix", "plot_attention", "
 
 
 def embedding_blocks(emb):
-    """``[(name, slice), ...]`` for the row blocks of an :class:`~kmt_ref.constructions.Embedding`.
+    """``[(name, slice), ...]`` for the row blocks of an :class:`~kmt_ref.core.tokens.Embedding`.
 
     Parameters
     ----------
@@ -186,7 +186,7 @@ def plot_layer_attention(weights, axes=None, roles=None, n_points=None, scale="e
     Parameters
     ----------
     weights : dict of str -> ndarray, shape (r_b, q_b)
-        ``LayerRecord.weights`` of :func:`kmt_ref.attention.layer_forward`
+        ``LayerRecord.weights`` of :func:`kmt_ref.core.attention.layer_forward`
         (``record=True``): block name -> ``sigma(S)``.
     axes : sequence of matplotlib Axes, optional
         One per block. Without them the figure uses the constrained layout

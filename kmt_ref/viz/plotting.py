@@ -19,8 +19,8 @@ Importable from here as well (one import for every primitive): the heatmaps of
 :mod:`kmt_ref.viz.matrices` (:func:`plot_matrix`, :func:`plot_attention`,
 :func:`plot_layer_attention`, :func:`plot_weights`, :func:`embedding_blocks`,
 :data:`BLOCK_ROLES`) and, from :mod:`kmt_ref.viz.canvas`, the cluster colours
-:data:`CLUSTER_COLORS` and :func:`save_png`, which writes a figure to a PNG byte
-for byte reproducibly.
+:data:`CLUSTER_COLORS`, their blend by weights :func:`blend_colors`, and
+:func:`save_png`, which writes a figure to a PNG byte for byte reproducibly.
 """
 from __future__ import annotations
 
@@ -29,12 +29,13 @@ import matplotlib
 import matplotlib.pyplot as plt
 
 from ..validation import check_2d, check_center_path, check_labels
-from .canvas import CLUSTER_COLORS, _color, _new_ax, drawn_values, save_png
+from .canvas import CLUSTER_COLORS, _color, _new_ax, blend_colors, drawn_values, save_png
 from .matrices import (BLOCK_ROLES, embedding_blocks, plot_attention, plot_layer_attention, plot_matrix,
                        plot_weights)
 
 __all__ = [
     "CLUSTER_COLORS",
+    "blend_colors",
     "BLOCK_ROLES",
     "embedding_blocks",
     "plot_log_objective",

@@ -25,8 +25,8 @@ from matplotlib.lines import Line2D
 
 from .. import (kmeans_transformer, lloyd, robust_kmeans_transformer, soft_kmeans_transformer,
                 trimmed_kmeans_transformer)
-from ..validation import check_2d, check_count
-from .canvas import CLUSTER_COLORS, _color
+from ..validation import check_2d, check_count, check_gamma
+from .canvas import _color, blend_colors
 from .matrices import plot_attention
 
 __all__ = ["plot_block1_gamma", "plot_soft_beta", "plot_trimming", "plot_robust_support", "plot_sparse_supports",
@@ -55,14 +55,20 @@ def _data(X, C0):
     return X, C0
 
 
+def _outliers(is_out, n):
+    """``is_out`` as a boolean mask of shape (n,), or None."""
+    if is_out is None:
+        return None
+    mask = np.asarray(is_out)
+    if mask.dtype != bool:
+        raise TypeError(f"is_out must be a boolean mask over the points, got dtype {mask.dtype} ({is_out!r:.60})")
+    if mask.shape != (n,):
+        raise ValueError(f"is_out must have shape (n,)=({n},), one entry per point, got shape={mask.shape}")
+    return mask
+
+
 def _label(value):
     return "inf" if np.isinf(value) else f"{value:g}"
-
-
-def _soft_colors(W):
-    """Each point's colour: its clusters' colours mixed with the weights of W (k, n)."""
-    palette = np.array([_color(j) for j in range(W.shape[0])])  # (k, 3)
-    return np.clip(W.T @ palette, 0.0, 1.0)  # (n, 3)
 
 
 # --------------------------------------------------------------------------
@@ -103,7 +109,7 @@ def plot_block1_gamma(X, C0, gamma, n_layers=4, axes=None):
     member = np.zeros_like(W, dtype=bool)
     member[first, np.arange(W.shape[1])] = True
     leak = np.where(member, 0.0, W).sum(axis=0)[order]  # (n,) the weight on non-members, summed exactly
-    ax_leak.bar(np.arange(leak.size), np.maximum(leak, LEAK_FLOOR), width=1.0, color=_soft_colors(W[:, order]))
+    ax_leak.bar(np.arange(leak.size), np.maximum(leak, LEAK_FLOOR), width=1.0, color=blend_colors(W[:, order]))
     ax_leak.set_yscale("log")
     ax_leak.set_ylim(LEAK_FLOOR / 3, 3.0)
     ax_leak.set_xlim(-0.5, leak.size - 0.5)
@@ -145,6 +151,7 @@ def plot_soft_beta(X, C0, beta, n_layers=10, axes=None):
         responsibilities ``r_ij``, points grouped by Lloyd's last cluster.
     """
     X, C0 = _data(X, C0)
+    beta = check_gamma(beta, "beta", allow_zero=False)
     n_layers = check_count(n_layers, "n_layers", minimum=1)
     fig, (ax_pts, ax_w) = _axes(axes, 2, (3.4, 3.2))
     ref = lloyd(X, C0, n_layers)
@@ -153,7 +160,7 @@ def plot_soft_beta(X, C0, beta, n_layers=10, axes=None):
     else:
         tr = soft_kmeans_transformer(X, C0, n_layers, beta, record=True)
     R = np.asarray(tr.layers[-1].weights["1"])  # (k, n)
-    ax_pts.scatter(X[0], X[1], s=18, c=_soft_colors(R), edgecolors="k", linewidths=0.3, zorder=1)
+    ax_pts.scatter(X[0], X[1], s=18, c=blend_colors(R), edgecolors="k", linewidths=0.3, zorder=1)
     k = C0.shape[1]
     for j in range(k):
         ax_pts.plot(tr.centers[:, 0, j], tr.centers[:, 1, j], "-", color=_color(j), lw=1.2, zorder=2)
@@ -246,6 +253,7 @@ def plot_trimming(X, C0, gamma2, n_layers=5, is_out=None, ax=None, legend=True):
     """
     X, C0 = _data(X, C0)
     n_layers = check_count(n_layers, "n_layers", minimum=1)
+    is_out = _outliers(is_out, X.shape[1])
     fig, (ax,) = _axes(ax, 1, (3.4, 3.4))
     tr = trimmed_kmeans_transformer(X, C0, n_layers, gamma2, record=True)
     _support_panel(X, tr, lloyd(X, C0, n_layers), ax, f"trimmed (normmax), gamma2 = {gamma2:g}", is_out)
@@ -262,6 +270,7 @@ def plot_robust_support(X, C0, gamma, n_layers=5, is_out=None, ax=None, legend=T
     """
     X, C0 = _data(X, C0)
     n_layers = check_count(n_layers, "n_layers", minimum=1)
+    is_out = _outliers(is_out, X.shape[1])
     fig, (ax,) = _axes(ax, 1, (3.4, 3.4))
     tr = robust_kmeans_transformer(X, C0, n_layers, gamma, record=True)
     _support_panel(X, tr, lloyd(X, C0, n_layers), ax, f"robust (sparsemax), gamma = {gamma:g}", is_out)
@@ -303,7 +312,10 @@ def small_multiples(draw, values, rows=1, panel_size=(3.2, 3.0), title=None, **f
     -------
     matplotlib.figure.Figure
     """
-    values = list(values)
+    try:
+        values = list(values)
+    except TypeError:
+        raise TypeError(f"values must be a sequence of parameter values, got {values!r}") from None
     if not values:
         raise ValueError("values must hold at least one parameter value, got none")
     rows = check_count(rows, "rows", minimum=1)
@@ -324,7 +336,8 @@ def parameter_sliders(draw, sliders, **fixed):
     draw : callable
         Called as ``draw(**{name: value, ...}, **fixed)``; returns a figure.
     sliders : dict of str -> sequence of float
-        Parameter name -> the values its slider offers (the middle one first).
+        Parameter name -> the values its slider offers; the slider starts at the
+        middle one.
     **fixed
         Passed to ``draw``.
 

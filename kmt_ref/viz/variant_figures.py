@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from .. import (kmeans_transformer, lloyd, randomized_kmedoids_transformer, robust_kmeans_transformer,
                 kmeans_objective, soft_kmeans_transformer, trimmed_kmeans_transformer)
 from ..data import blobs_with_outliers, toy_data
-from .plotting import CLUSTER_COLORS, plot_attention, plot_center_trajectories, save_png
+from .plotting import CLUSTER_COLORS, blend_colors, plot_attention, plot_center_trajectories, save_png
 
 __all__ = ["plot_soft_beta_sweep", "figure_soft_beta_sweep", "plot_listening", "run_all_variants",
            "plot_variants_outliers", "figure_variants_outliers"]
@@ -47,18 +47,16 @@ def plot_soft_beta_sweep(X, C0, betas, n_layers=10, fig=None):
         Lloyd's algorithm gives them after ``n_layers`` steps, so the hard
         limit is block diagonal.
     """
-    k = np.asarray(C0).shape[1]
     if fig is None:
         fig = plt.figure(figsize=(3.2 * len(betas), 6.4))
     axes = fig.subplots(2, len(betas), squeeze=False)
-    colors = np.array([CLUSTER_COLORS[j % len(CLUSTER_COLORS)] for j in range(k)])  # (k, 3)
     order = np.argsort(lloyd(X, C0, n_layers).labels[-1], kind="stable")  # (n,) points grouped by cluster
     for col, beta in enumerate(betas):
         tr = soft_kmeans_transformer(X, C0, n_layers, beta, record=True)
         R = tr.layers[-1].weights["1"]  # (k, n) responsibilities = attention of block 1
         ax = axes[0, col]
         plot_center_trajectories(X, tr.centers, ax=ax, title=f"beta = {beta:g}", point_color="none", legend=False)
-        ax.scatter(X[0], X[1], s=22, c=np.clip(R.T @ colors, 0, 1), edgecolors="k", linewidths=0.3, zorder=0)
+        ax.scatter(X[0], X[1], s=22, c=blend_colors(R), edgecolors="k", linewidths=0.3, zorder=0)
         plot_attention(R[:, order], ax=axes[1, col], title=f"block 1 attention = r_ij (layer {n_layers})",
                        query_label="points, grouped by Lloyd's cluster", key_label="centers")
     fig.suptitle("soft k-means transformer (finite gamma = beta in block 1, linear block 3)\n"

@@ -16,7 +16,8 @@ X, C0 = toy_data(19)
 
 # ----------------------------------------------------------------------------- the measured premises
 def test_without_the_flag_neither_example_matches_lloyd():
-    """The old 01.2 asked which example 'still matches'; neither does (issue 11)."""
+    """Without the flag neither example matches Lloyd's run: on the toy example the labels differ, on the
+    empty-cluster example the labels agree but the centers do not."""
     for (XX, CC), labels_equal, dC in [((X, C0), False, 0.0753), ((X_EMPTY, C0_EMPTY), True, 0.025)]:
         params, emb = nb01._flagless_params(*CC.shape)
         tr = run_layers(XX, params, lloyd_layer(), emb, CC, 4)

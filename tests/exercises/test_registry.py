@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from kmt_ref import exercises
@@ -74,6 +75,18 @@ def test_checker_rejects_plausible_wrong_answers(id, capsys):
         assert check(id, answer) is False, f"{id} accepted the wrong answer {answer!r}"
         out = capsys.readouterr().out
         assert "✗ not yet:" in out and "Traceback" not in out
+
+
+#: answers of the wrong type or shape: each must get a hint (False), never an exception from inside NumPy
+MALFORMED = [np.array(5.0), "x", {"a": 1}, [[1, 2], [3]], np.zeros((2, 2)), [], ["a", "b"], [None, None],
+             float("nan"), True]
+
+
+@pytest.mark.parametrize("id", [i for i, ex in EXERCISES.items() if ex.checked])
+def test_malformed_answers_get_a_hint_not_a_traceback(id, capsys):
+    for answer in MALFORMED:
+        assert check(id, answer) is False, f"{id} accepted the malformed answer {answer!r}"
+        assert "✗ not yet:" in capsys.readouterr().out
 
 
 def test_wrong_answers_name_only_checked_exercises():

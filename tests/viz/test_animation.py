@@ -15,7 +15,7 @@ from kmt_ref.viz import animation  # noqa: E402
 def _close(anim):
     """Close an animation's figure that a test inspected without rendering it (no 'deleted unrendered' warning)."""
     anim._draw_was_started = True
-    plt.close(anim._fig)
+    plt.close(anim.frames.fig)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_animation_has_a_frame_per_layer_or_block(toy_runs, per_block, count):
     assert isinstance(anim, FuncAnimation)
     assert len(anim.frames.steps) == count
     assert len(list(anim.new_frame_seq())) == count
-    assert len(anim._fig.axes) == 4  # plane, attention, its colorbar, objectives
+    assert len(anim.frames.fig.axes) == 4  # plane, attention, its colorbar, objectives
     _close(anim)
 
 
@@ -125,6 +125,10 @@ def test_bad_inputs_name_the_argument(toy_runs):
         animation.trace_frame(X, tr, ref, frame=4)
     with pytest.raises(ValueError, match="max_points"):
         animation.animate_trace(X, tr, ref, max_points=0)
+    with pytest.raises(TypeError, match="seed"):
+        animation.animate_trace(X, tr, ref, seed="a")
+    with pytest.raises(TypeError, match="n_layers"):
+        animation.frame_steps("3")
 
 
 def test_given_axes_are_drawn_on(toy_runs):

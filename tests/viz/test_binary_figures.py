@@ -4,6 +4,7 @@ import csv
 import matplotlib
 
 matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import kmt_ref.viz.binary_figures as F  # noqa: E402
@@ -73,3 +74,14 @@ def test_cost_figure_labels_every_axis_and_keeps_gpu_times_off_the_cpu_axis(tmp_
     star = next(line for line in ratio.lines if line.get_marker() == "*")
     assert np.isclose(star.get_ydata()[0], F.FOLLOW_UP_GPU_MS["onehot"] / F.FOLLOW_UP_GPU_MS["binary"])
     assert next(ax for ax in axes if ax.get_ylabel() == "MB").get_yscale() == "linear"
+
+
+def test_leak_figure_counts_the_draws_it_drew(monkeypatch):
+    """The title's count of draws comes from the numbers drawn, even when ``seeds`` is a one-shot iterator."""
+    monkeypatch.setattr(F, "save_png", lambda fig, path: fig)
+    fig = F.fig_binary_finite_gamma("unused.png", (1.0, 10.0), iter([0, 1]))
+    assert "over 2 draws" in fig._suptitle.get_text()
+    res = F.finite_gamma_leak((1.0, 10.0), range(3), n_per_cluster=10)
+    fig2 = F.fig_binary_finite_gamma("unused.png", (1.0, 10.0), range(5), res=res)
+    assert "over 3 draws" in fig2._suptitle.get_text()
+    plt.close("all")

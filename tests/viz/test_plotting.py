@@ -120,3 +120,12 @@ def test_save_png_writes_the_same_bytes_twice(tmp_path):
         ax.plot([0, 1], [1, 0], color=plotting.CLUSTER_COLORS[1])
         plotting.save_png(fig, tmp_path / "sub" / name)
     assert (tmp_path / "sub" / "a.png").read_bytes() == (tmp_path / "sub" / "b.png").read_bytes()
+
+
+def test_blend_colors_mixes_the_cluster_colours_by_weight():
+    from kmt_ref.viz.canvas import CLUSTER_COLORS, blend_colors
+    W = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5]])  # (k, n): two one-hot columns and a tie
+    rgb = blend_colors(W)
+    assert rgb.shape == (3, 3)
+    np.testing.assert_array_equal(rgb[:2], np.array(CLUSTER_COLORS[:2]))
+    np.testing.assert_allclose(rgb[2], (np.array(CLUSTER_COLORS[0]) + np.array(CLUSTER_COLORS[1])) / 2, atol=1e-15)

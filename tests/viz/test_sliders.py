@@ -103,6 +103,14 @@ def test_bad_arguments_name_themselves(toy):
         sliders.parameter_sliders(lambda: None, {})
     with pytest.raises(ValueError, match="values"):
         sliders.small_multiples(lambda v, axes: None, [])
+    with pytest.raises(TypeError, match="values"):
+        sliders.small_multiples(lambda v, axes: None, 3)
     with pytest.raises(ValueError, match="gamma"):
         sliders.plot_block1_gamma(X, C0, -1.0)
+    with pytest.raises(TypeError, match="beta"):
+        sliders.plot_soft_beta(X, C0, "10")
+    with pytest.raises(TypeError, match="is_out"):
+        sliders.plot_trimming(X, C0, 1.0, is_out=[0, 1])
+    with pytest.raises(ValueError, match="is_out"):
+        sliders.plot_robust_support(X, C0, 1.0, is_out=np.zeros(3, dtype=bool))
     plt.close("all")
