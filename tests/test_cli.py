@@ -338,6 +338,9 @@ def test_output_folder_rule(tmp_path):
     with pytest.raises(ValueError, match="new.png' exists and is not a PNG image"):
         check_output_dir(tmp_path, "--outdir", ["fig.png", "new.png"])
     assert check_output_dir(tmp_path, "--outdir", ["fig.png"]) == tmp_path
+    (tmp_path / "link.png").symlink_to(tmp_path / "missing" / "target.png")
+    with pytest.raises(ValueError, match="link.png' exists and is a broken symbolic link"):
+        check_output_dir(tmp_path, "--outdir", ["link.png"])
 
 
 @pytest.mark.skipif(not os.path.isdir("/sys"), reason="needs a folder nobody may write in")
