@@ -306,6 +306,11 @@ def test_no_command_writes_over_a_file_of_another_kind(ckpt, tmp_path, capsys, n
     fails(capsys, ["train", *TINY, "--out", best_of, "--force"], "run_best.npz' exists", "best snapshot")
     fails(capsys, ["evaluate", ckpt, *QUICK, "--save", other], "is not a kmt_ref evaluation file",
           "writes over no other file")
+    bad_meta = tmp_path / "bad_meta.npz"
+    np.savez(bad_meta, meta=np.array("[1, 2]"))
+    kept[bad_meta] = file_bytes(bad_meta)
+    for argv in (["train", *TINY, "--out", bad_meta, "--force"], ["evaluate", ckpt, *QUICK, "--save", bad_meta]):
+        fails(capsys, argv, f"={str(bad_meta)!r} exists and has a 'meta' entry that is not a JSON object;")
     notes = tmp_path / "notes.csv"
     notes.write_text("date,weight\n")
     fails(capsys, ["sweep", "--out", notes], "is not a sweep CSV", "resumes a sweep CSV")
