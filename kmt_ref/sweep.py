@@ -370,6 +370,9 @@ def _sweep_command(args):
             raise ValueError(f"--compare={args.compare!r} is not a file; "
                              "give their results/klic_parameter_sweep.csv")
         theirs = read_sweep(args.compare)
+        _by_cell(theirs, f"--compare={args.compare!r}")  # compare() would refuse it only after the run
+        if out.exists():
+            _by_cell(read_sweep(out), f"--out={args.out!r}")
     summary, causes = run_sweep(out, args.grid, args.max_points, progress=sys.stderr)
     print(f"{'gamma':>6} {'rows':>6} {'mean Loss':>10} {'median':>10} {'NaN':>5}   "
           "(all rows in the file; theirs over their 10,000 cells: mean, median, NaN)")

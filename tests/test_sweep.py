@@ -169,6 +169,17 @@ def test_command_compares_paired(tmp_path, capsys, monkeypatch):
     sw.run_sweep(out, TINY, log=lambda *_: None)
     rows = sw.read_sweep(out)
     lines = out.read_text().splitlines()
+    theirs.write_text("\n".join(lines + lines[1:2]) + "\n")  # one cell twice: refused before the run
+    run_sweep = sw.run_sweep
+    monkeypatch.setattr(sw, "run_sweep", lambda *a, **k: pytest.fail("ran before --compare was checked"))
+    assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 2
+    assert "--compare=" in capsys.readouterr().err
+    theirs.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines + lines[1:2]) + "\n")
+    assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 2
+    assert "--out=" in capsys.readouterr().err
+    monkeypatch.setattr(sw, "run_sweep", run_sweep)
+    out.write_text("\n".join(lines) + "\n")
     theirs.write_text("\n".join([lines[0], lines[1].replace(f",{rows[0]['Loss']!r},", ",,")] + lines[2:]) + "\n")
     assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 0
     table = capsys.readouterr().out.split("paired by cell with")[1].splitlines()
