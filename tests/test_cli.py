@@ -78,7 +78,7 @@ def test_demo_without_arguments(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["demo"]) == 0
     assert (tmp_path / "figures" / "fig1_validation.png").exists()
-    assert "data=paper" in capsys.readouterr().out  # the authors' draw by default (issue 10)
+    assert "data=paper" in capsys.readouterr().out  # the authors' draw by default
 
 
 def test_train_default_config_and_default_out(tmp_path, monkeypatch, capsys):
