@@ -37,6 +37,7 @@ import posixpath
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -456,8 +457,6 @@ def _move_into_place(work, out):
 # Command line
 # --------------------------------------------------------------------------
 def _command(args):
-    import time
-
     check_out(args.out, "--out")  # build_book checks it again, naming its own argument
     start = time.perf_counter()
     pages = build_book(args.out, solutions=args.solutions)

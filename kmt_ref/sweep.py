@@ -64,6 +64,7 @@ NaN; the standard error is that of the mean of the per-cell differences.
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import sys
@@ -405,8 +406,6 @@ def _grid_text(name, grid):
 
 def register(sub):
     """Add the ``sweep`` command to the ``python -m kmt_ref`` parser."""
-    import argparse
-
     p = sub.add_parser(
         "sweep", help="the authors' gamma sweep (klic_parameter_sweep.py) as a CSV",
         formatter_class=argparse.RawDescriptionHelpFormatter,
