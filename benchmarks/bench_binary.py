@@ -1,6 +1,6 @@
 """Cost of one-hot against binary codes as k grows (the follow-up, Park et al., arXiv 2610.09760).
 
-    python benchmarks/bench_binary.py [--d 32 --n 1024 --k 6 10 25 32 64 100 250 500 1000 --repeat 3]
+    python benchmarks/bench_binary.py [--d 32 --n 1024 --k 6 10 25 32 64 100 250 500 1000 --repeat 7]
                                       [--out kmt_ref/datasets/binary_cost.csv]
 
 For each k and each embedding, measured in this one run (the machine is shared and noisy, so

@@ -141,10 +141,13 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", default="1,default",
                     help="BLAS thread counts, comma-separated, each measured in a process of its own; 'default' is "
-                         "the BLAS's own (needs threadpoolctl)")
+                         "the BLAS's own (a count needs threadpoolctl; without it only 'default' is measured)")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
     a = ap.parse_args(argv)
     settings = a.threads.split(",") if threadpool_limits is not None else ["default"]
+    if threadpool_limits is None and a.threads != "default":
+        print(f"--threads={a.threads!r} needs threadpoolctl, which is not installed: measuring the BLAS's "
+              "default thread count only (set OPENBLAS_NUM_THREADS to choose it)")
     if len(settings) > 1:  # one process per thread count (module docstring); the memory figures once, at the end
         for i, setting in enumerate(settings):
             sys.stdout.flush()
@@ -153,7 +156,7 @@ def main(argv=None):
                             "--threads", setting] + (["--no-memory"] if i < len(settings) - 1 else []), check=True)
         return
     limit = thread_setting(settings[0])  # threadpoolctl limits at once: the checks below already run at this count
-    print(f"seed={a.seed} n={a.n} d={a.d} k={a.k} layers={a.layers} repeat={a.repeat} threads={a.threads}")
+    print(f"seed={a.seed} n={a.n} d={a.d} k={a.k} layers={a.layers} repeat={a.repeat} threads={settings[0]}")
     rng = np.random.default_rng(a.seed)
     X = rng.uniform(0, 1, (a.d, a.n))
     C0 = X[:, rng.choice(a.n, a.k, replace=False)]

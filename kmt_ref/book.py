@@ -37,6 +37,7 @@ import posixpath
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -348,35 +349,38 @@ def _files(folder, dirs=False):
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_dir() == dirs}
 
 
-def check_out(out):
-    """Refuse an ``out`` that is a file, or a non-empty folder that is not a previous book with only its own files."""
-    out = Path(out)
+def check_out(out, name="out"):
+    """Refuse an ``out`` that is a file, or a non-empty folder that is not a previous book with only its own files.
+
+    ``name`` is the argument the messages name (``"--out"`` on the command line).
+    """
+    value, out = out, Path(out)
     if not out.exists():
         return
     if not out.is_dir():
-        raise ValueError(f"out={str(out)!r} is a file, not a folder")
+        raise ValueError(f"{name}={str(value)!r} is a file, not a folder")
     present = _files(out)
     if not present:
         return
     marker = out / MARKER
     if not marker.is_file():
-        raise ValueError(f"out={str(out)!r} is a folder that is not empty and not a kmt_ref book "
+        raise ValueError(f"{name}={str(value)!r} is a folder that is not empty and not a kmt_ref book "
                          f"(no {MARKER} in it): choose a new or empty folder")
     try:
         written = set(json.loads(marker.read_text(encoding="utf-8"))["files"])
     except (ValueError, KeyError, TypeError):
-        raise ValueError(f"out={str(out)!r}: its {MARKER} is not a book's list of files; "
+        raise ValueError(f"{name}={str(value)!r}: its {MARKER} is not a book's list of files; "
                          f"choose a new or empty folder") from None
     folders = set()  # the folders the book made: every ancestor of a file it wrote
-    for name in written:
-        parent = posixpath.dirname(name)
+    for file in written:
+        parent = posixpath.dirname(file)
         while parent and parent not in folders:
             folders.add(parent)
             parent = posixpath.dirname(parent)
     others = sorted((present - written - {MARKER}) | (_files(out, dirs=True) - folders))
     if others:
         shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
-        raise ValueError(f"out={str(out)!r} is a kmt_ref book holding files the book did not write "
+        raise ValueError(f"{name}={str(value)!r} is a kmt_ref book holding files the book did not write "
                          f"({shown}): move them, or choose another folder")
 
 
@@ -453,8 +457,7 @@ def _move_into_place(work, out):
 # Command line
 # --------------------------------------------------------------------------
 def _command(args):
-    import time
-
+    check_out(args.out, "--out")  # build_book checks it again, naming its own argument
     start = time.perf_counter()
     pages = build_book(args.out, solutions=args.solutions)
     edition = "with solutions" if args.solutions else "student edition"

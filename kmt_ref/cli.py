@@ -19,7 +19,9 @@ command checks its output paths with :func:`kmt_ref.validation.check_output_file
 (a name ends in the format's suffix; an existing file must be of the
 command's own kind) or :func:`~kmt_ref.validation.check_output_dir` (only the
 command's own PNG files are written in the folder, and an existing file of
-such a name is replaced only if it is a PNG image).
+such a name is replaced only if it is a PNG image); ``book``, which writes a
+whole folder, replaces only a previous book holding nothing but its own files
+(:func:`kmt_ref.book.check_out`).
 """
 from __future__ import annotations
 

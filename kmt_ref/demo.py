@@ -301,8 +301,12 @@ def format_table(rows, keys, n, authors=None):
     return "\n".join(lines)
 
 
+#: the file name of figure 1 in ``run_demo``'s ``outdir``
+FIGURE_NAME = "fig1_validation.png"
+
+
 def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figures",
-             figure=True, out=None, figure_name="fig1_validation.png"):
+             figure=True, out=None, figure_name=FIGURE_NAME):
     """Reproduce the paper's numerical validation (Theorem 2.1) and print the tables.
 
     Parameters
@@ -318,7 +322,7 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
         Transformer inverse temperatures (the paper: 1e4; inf is the exact limit).
         The figure shows the first one.
     outdir : str or Path
-        Where ``fig1_validation.png`` is written, the one file written there;
+        Where the figure (``figure_name``) is written, the one file written there;
         an existing file of that name is replaced only if it is a PNG image
         (checked before the work, :func:`kmt_ref.validation.check_output_dir`).
     figure : bool
@@ -427,7 +431,7 @@ def _demo_command(args):
     check_count(args.seed, "--seed")
     check_count(args.n_layers, "--n-layers")
     if not args.no_figure:
-        check_output_dir(args.outdir, "--outdir", ["fig1_validation.png"])
+        check_output_dir(args.outdir, "--outdir", [FIGURE_NAME])  # run_demo's check would name "outdir"
     run_demo(args.data, args.seed, args.n_layers, outdir=args.outdir, figure=not args.no_figure)
     return 0
 

@@ -64,6 +64,7 @@ NaN; the standard error is that of the mean of the per-cell differences.
 """
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import sys
@@ -165,17 +166,29 @@ def _row_key(row):
     return (row["Clusters"], row["Dimensions"], row["Points"], row["Scale"], row["Gamma"])
 
 
+def _integer(text):
+    """``"10"`` or ``"10.0"`` as 10; anything else (``"1.5"``, ``"inf"``, ``"nan"``) a ValueError."""
+    value = float(text)
+    if not value.is_integer():
+        raise ValueError(text)
+    return int(value)
+
+
 def read_sweep(path):
     """The rows of a sweep CSV (ours or theirs) as dicts of ints and a float ``Loss`` (NaN if empty).
 
     Raises
     ------
     ValueError
-        The header is not :data:`COLUMNS` or a complete line is not a row.
+        The file is not UTF-8 text, its header is not :data:`COLUMNS`, or a
+        complete line is not a row (seven fields; integers except ``Loss``).
     """
     path = Path(path)
-    with path.open(newline="") as f:
-        lines = f.read().splitlines(keepends=True)
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            lines = f.read().splitlines(keepends=True)
+    except UnicodeDecodeError:
+        raise ValueError(f"{str(path)!r} is not a sweep CSV (not even UTF-8 text)") from None
     if not lines or lines[0].strip() != ",".join(COLUMNS):
         raise ValueError(f"{str(path)!r} is not a sweep CSV: its first line should be {','.join(COLUMNS)!r}")
     if not lines[-1].endswith("\n"):
@@ -185,7 +198,7 @@ def read_sweep(path):
         try:
             if len(line) != len(COLUMNS):
                 raise ValueError
-            row = {c: int(float(v)) for c, v in zip(COLUMNS, line) if c != "Loss"}
+            row = {c: _integer(v) for c, v in zip(COLUMNS, line) if c != "Loss"}
             row["Loss"] = float(line[COLUMNS.index("Loss")] or "nan")
         except ValueError:
             raise ValueError(f"{str(path)!r} line {no} is not a sweep row: {','.join(line)!r}") from None
@@ -197,8 +210,6 @@ def _not_a_sweep(path):
     """Why the file ``path`` is not a sweep CSV (None if it is one)."""
     try:
         read_sweep(path)
-    except UnicodeDecodeError:
-        return "is not a sweep CSV (not even text)"
     except ValueError as exc:
         why = str(exc).split(f"{str(Path(path))!r} ", 1)[-1]
         return why if why.startswith("is ") else f"is not a sweep CSV ({why})"
@@ -360,6 +371,9 @@ def _sweep_command(args):
             raise ValueError(f"--compare={args.compare!r} is not a file; "
                              "give their results/klic_parameter_sweep.csv")
         theirs = read_sweep(args.compare)
+        _by_cell(theirs, f"--compare={args.compare!r}")  # compare() would refuse it only after the run
+        if out.exists():
+            _by_cell(read_sweep(out), f"--out={args.out!r}")
     summary, causes = run_sweep(out, args.grid, args.max_points, progress=sys.stderr)
     print(f"{'gamma':>6} {'rows':>6} {'mean Loss':>10} {'median':>10} {'NaN':>5}   "
           "(all rows in the file; theirs over their 10,000 cells: mean, median, NaN)")
@@ -392,8 +406,6 @@ def _grid_text(name, grid):
 
 def register(sub):
     """Add the ``sweep`` command to the ``python -m kmt_ref`` parser."""
-    import argparse
-
     p = sub.add_parser(
         "sweep", help="the authors' gamma sweep (klic_parameter_sweep.py) as a CSV",
         formatter_class=argparse.RawDescriptionHelpFormatter,

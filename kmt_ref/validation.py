@@ -274,7 +274,8 @@ def _check_can_create_in(path, name, value):
 def _check_existing(path, name, value, existing):
     """An existing ``path`` is refused unless ``existing = (rule, why_not)`` accepts it."""
     rule, why_not = existing
-    why = "is a folder" if path.is_dir() else why_not(path)
+    why = ("is a folder" if path.is_dir() else why_not(path) if path.exists()
+           else f"is a broken symbolic link (to {os.readlink(path)!r})")  # writing would create its target
     if why is not None:
         raise ValueError(f"{name}={str(value)!r} exists and {why}; {rule}: move it away or choose another "
                          f"{name.split()[0]}")

@@ -195,7 +195,7 @@ def test_cli_user_errors(repo, tmp_path, capsys):
     mine.mkdir()
     (mine / "a.txt").write_text("x")
     assert main(["book", "--out", str(mine)]) == 2
-    assert "error: out=" in capsys.readouterr().err
+    assert f"error: --out={str(mine)!r} is a folder that is not empty" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["book"])  # --out is required
 

@@ -78,7 +78,7 @@ def test_demo_without_arguments(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     assert main(["demo"]) == 0
     assert (tmp_path / "figures" / "fig1_validation.png").exists()
-    assert "data=paper" in capsys.readouterr().out  # the authors' draw by default (issue 10)
+    assert "data=paper" in capsys.readouterr().out  # the authors' draw by default
 
 
 def test_train_default_config_and_default_out(tmp_path, monkeypatch, capsys):
@@ -306,6 +306,11 @@ def test_no_command_writes_over_a_file_of_another_kind(ckpt, tmp_path, capsys, n
     fails(capsys, ["train", *TINY, "--out", best_of, "--force"], "run_best.npz' exists", "best snapshot")
     fails(capsys, ["evaluate", ckpt, *QUICK, "--save", other], "is not a kmt_ref evaluation file",
           "writes over no other file")
+    bad_meta = tmp_path / "bad_meta.npz"
+    np.savez(bad_meta, meta=np.array("[1, 2]"))
+    kept[bad_meta] = file_bytes(bad_meta)
+    for argv in (["train", *TINY, "--out", bad_meta, "--force"], ["evaluate", ckpt, *QUICK, "--save", bad_meta]):
+        fails(capsys, argv, f"={str(bad_meta)!r} exists and has a 'meta' entry that is not a JSON object;")
     notes = tmp_path / "notes.csv"
     notes.write_text("date,weight\n")
     fails(capsys, ["sweep", "--out", notes], "is not a sweep CSV", "resumes a sweep CSV")
@@ -338,6 +343,9 @@ def test_output_folder_rule(tmp_path):
     with pytest.raises(ValueError, match="new.png' exists and is not a PNG image"):
         check_output_dir(tmp_path, "--outdir", ["fig.png", "new.png"])
     assert check_output_dir(tmp_path, "--outdir", ["fig.png"]) == tmp_path
+    (tmp_path / "link.png").symlink_to(tmp_path / "missing" / "target.png")
+    with pytest.raises(ValueError, match="link.png' exists and is a broken symbolic link"):
+        check_output_dir(tmp_path, "--outdir", ["link.png"])
 
 
 @pytest.mark.skipif(not os.path.isdir("/sys"), reason="needs a folder nobody may write in")

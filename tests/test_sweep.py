@@ -113,6 +113,13 @@ def test_read_sweep_refuses_other_files(tmp_path):
     bad.write_text(",".join(sw.COLUMNS) + "\n5,-1,1,x,100,0.5,1\n")
     with pytest.raises(ValueError, match="line 2 is not a sweep row"):
         sw.read_sweep(bad)
+    for value in ("inf", "1.5", "nan"):  # integer columns hold integers ("10.0" is read as 10)
+        bad.write_text(",".join(sw.COLUMNS) + f"\n5,-1,1,10.0,100,0.5,1\n{value},-1,1,10,100,0.5,1\n")
+        with pytest.raises(ValueError, match="line 3 is not a sweep row"):
+            sw.read_sweep(bad)
+    bad.write_bytes(b"\x89PNG\r\n\x1a\n")
+    with pytest.raises(ValueError, match="bad.csv' is not a sweep CSV"):
+        sw.read_sweep(bad)
 
 
 def test_command_checks_before_any_work(tmp_path, capsys):
@@ -124,6 +131,10 @@ def test_command_checks_before_any_work(tmp_path, capsys):
     assert "not a sweep CSV" in capsys.readouterr().err and other.read_text() == "my,own\n"
     assert main(["sweep", "--out", str(tmp_path / "x.csv"), "--max-points", "0"]) == 2
     assert "--max-points" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
+    picture = tmp_path / "theirs.csv"
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n")
+    assert main(["sweep", "--out", str(tmp_path / "x.csv"), "--compare", str(picture)]) == 2
+    assert "theirs.csv' is not a sweep CSV" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
 
 
 def test_command_writes_sweep_csv_here_by_default(tmp_path, capsys, monkeypatch):
@@ -158,6 +169,17 @@ def test_command_compares_paired(tmp_path, capsys, monkeypatch):
     sw.run_sweep(out, TINY, log=lambda *_: None)
     rows = sw.read_sweep(out)
     lines = out.read_text().splitlines()
+    theirs.write_text("\n".join(lines + lines[1:2]) + "\n")  # one cell twice: refused before the run
+    run_sweep = sw.run_sweep
+    monkeypatch.setattr(sw, "run_sweep", lambda *a, **k: pytest.fail("ran before --compare was checked"))
+    assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 2
+    assert "--compare=" in capsys.readouterr().err
+    theirs.write_text("\n".join(lines) + "\n")
+    out.write_text("\n".join(lines + lines[1:2]) + "\n")
+    assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 2
+    assert "--out=" in capsys.readouterr().err
+    monkeypatch.setattr(sw, "run_sweep", run_sweep)
+    out.write_text("\n".join(lines) + "\n")
     theirs.write_text("\n".join([lines[0], lines[1].replace(f",{rows[0]['Loss']!r},", ",,")] + lines[2:]) + "\n")
     assert main(["sweep", "--out", str(out), "--compare", str(theirs)]) == 0
     table = capsys.readouterr().out.split("paired by cell with")[1].splitlines()

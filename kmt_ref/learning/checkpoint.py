@@ -136,7 +136,7 @@ def _read_meta(data, path, what):
     except ValueError:
         meta = None
     if not isinstance(meta, dict):
-        raise CheckpointError(f"{what} {str(path)!r}: its 'meta' entry is not a JSON object")
+        raise CheckpointError(f"{what} {str(path)!r} has a 'meta' entry that is not a JSON object")
     return meta
 
 
@@ -321,7 +321,11 @@ def load_evaluation(path):
 # What a command may write over (kmt_ref.validation.check_output_file's ``existing``)
 # --------------------------------------------------------------------------
 def _predicate(exc, path):
-    """``"is not a .npz file (...)"`` from ``"checkpoint 'x.npz' is not a .npz file (...)"``."""
+    """``"is not a .npz file (...)"`` from ``"checkpoint 'x.npz' is not a .npz file (...)"``.
+
+    Every message of :func:`_read_npz`, :func:`_read_meta` and :func:`load_evaluation`
+    has that form: the file, then what is wrong with it.
+    """
     msg = str(exc)
     return msg.split(f"{str(path)!r} ", 1)[-1]
 

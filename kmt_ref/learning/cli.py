@@ -2,7 +2,7 @@
 
 Examples::
 
-    python -m kmt_ref train                         # small config (d=8), about 30 s: ends below Lloyd
+    python -m kmt_ref train                         # small config (d=8), 14 s of CPU time: ends below Lloyd
     python -m kmt_ref train --config paper --seed 0 --out runs/paper.npz
     python -m kmt_ref train --resume runs/paper.npz --steps 12000
     python -m kmt_ref evaluate paper paper_d_only   # the committed models, 320 tasks

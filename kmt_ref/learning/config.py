@@ -98,8 +98,8 @@ class TrainConfig:
         return d_emb_of(self.d, self.k, self.embedding)
 
 
-#: named configurations: "paper" (SPEC §6), its d-only ablation, and "small" (about 30 s on one core;
-#: notebook 04 trains it live). "small" is the paper's protocol at n = 64, d = 8, k = 3, batch 16, 3,000
+#: named configurations: "paper" (SPEC §6), its d-only ablation, and "small" (about 14 s of CPU time with one
+#: BLAS thread; notebook 04 trains it live). "small" is the paper's protocol at n = 64, d = 8, k = 3, batch 16, 3,000
 #: steps, and it shows the paper's result: over seeds 0-4 the trained layer ends 0.12-0.14 below Lloyd
 #: (mean log objective after 20 steps on the 320 tasks that ``train`` evaluates at the end; seed 0: 2.119
 #: against Lloyd's 2.239, on one machine: float32 training rounds differently elsewhere). At d = 4,

@@ -97,8 +97,8 @@ def test_lloyd_comparison_says_who_wins():
 
 
 def test_small_config_is_the_paper_protocol_at_d_8(capsys):
-    """The small configuration differs from the paper's only in sizes and length (issue 11: at d = 4 the layer
-    did not beat Lloyd), and the train command checks --eval-tasks."""
+    """The small configuration differs from the paper's only in sizes and length (d = 8: at d = 4 the
+    layer ends near Lloyd, see kmt_ref.learning.config.CONFIGS), and the train command checks --eval-tasks."""
     small, paper = CONFIGS["small"], TrainConfig()
     differ = {f.name for f in dataclasses.fields(TrainConfig) if getattr(small, f.name) != getattr(paper, f.name)}
     assert differ == {"n", "d", "k", "batch", "steps", "n_val"}
