@@ -226,6 +226,19 @@ def _support_legend(ax, is_out):
               frameon=False)
 
 
+def _support_figure(X, C0, n_layers, is_out, ax, legend, transformer, level, title):
+    """One sparse variant's support panel: ``transformer(X, C0, n_layers, level, record=True)`` beside Lloyd."""
+    X, C0 = _data(X, C0)
+    n_layers = check_count(n_layers, "n_layers", minimum=1)
+    is_out = _outliers(is_out, X.shape[1])
+    fig, (ax,) = _axes(ax, 1, (3.4, 3.4))
+    tr = transformer(X, C0, n_layers, level, record=True)
+    _support_panel(X, tr, lloyd(X, C0, n_layers), ax, title.format(level), is_out)
+    if legend:
+        _support_legend(ax, is_out)
+    return fig
+
+
 def plot_trimming(X, C0, gamma2, n_layers=5, is_out=None, ax=None, legend=True):
     """Trimmed k-means (block 3 with alpha = inf normmax, **(open)**) at ``gamma2``: who is trimmed, where centers go.
 
@@ -251,15 +264,8 @@ def plot_trimming(X, C0, gamma2, n_layers=5, is_out=None, ax=None, legend=True):
         ``is_out`` the frame holds the other points and every center (an
         outlier beyond it is counted in the title) and the outliers are ringed.
     """
-    X, C0 = _data(X, C0)
-    n_layers = check_count(n_layers, "n_layers", minimum=1)
-    is_out = _outliers(is_out, X.shape[1])
-    fig, (ax,) = _axes(ax, 1, (3.4, 3.4))
-    tr = trimmed_kmeans_transformer(X, C0, n_layers, gamma2, record=True)
-    _support_panel(X, tr, lloyd(X, C0, n_layers), ax, f"trimmed (normmax), gamma2 = {gamma2:g}", is_out)
-    if legend:
-        _support_legend(ax, is_out)
-    return fig
+    return _support_figure(X, C0, n_layers, is_out, ax, legend, trimmed_kmeans_transformer, gamma2,
+                           "trimmed (normmax), gamma2 = {:g}")
 
 
 def plot_robust_support(X, C0, gamma, n_layers=5, is_out=None, ax=None, legend=True):
@@ -268,15 +274,8 @@ def plot_robust_support(X, C0, gamma, n_layers=5, is_out=None, ax=None, legend=T
     As :func:`plot_trimming`, for :func:`kmt_ref.robust_kmeans_transformer`
     (``0 <= gamma < inf``; the member score ``-gamma ||x_i - c_j||^2 / sqrt(d)``).
     """
-    X, C0 = _data(X, C0)
-    n_layers = check_count(n_layers, "n_layers", minimum=1)
-    is_out = _outliers(is_out, X.shape[1])
-    fig, (ax,) = _axes(ax, 1, (3.4, 3.4))
-    tr = robust_kmeans_transformer(X, C0, n_layers, gamma, record=True)
-    _support_panel(X, tr, lloyd(X, C0, n_layers), ax, f"robust (sparsemax), gamma = {gamma:g}", is_out)
-    if legend:
-        _support_legend(ax, is_out)
-    return fig
+    return _support_figure(X, C0, n_layers, is_out, ax, legend, robust_kmeans_transformer, gamma,
+                           "robust (sparsemax), gamma = {:g}")
 
 
 def plot_sparse_supports(X, C0, gamma2, gamma, n_layers=5, is_out=None, axes=None):
