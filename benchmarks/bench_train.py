@@ -9,7 +9,7 @@ Prints the CPU time of one optimisation step (batch 32, n = 512, d = 32,
 k = 10: sample the tasks, forward + backward through the layer, Adam) with the
 hand-derived VJP of :mod:`kmt_ref.core.gradients` and, alternating with it in
 the same run, with autograd differentiating the plain path
-(``kmt_ref.core.attention.HAND_VJP = False``), as a ratio; then the
+(``kmt_ref.core.blocks.HAND_VJP = False``), as a ratio; then the
 validation evaluation amortised over 50 steps, the extrapolated time of
 10,000 steps, and a breakdown: task sampling, forward + backward, the Adam
 update (and the untraced forward pass, which validation runs).
@@ -28,7 +28,7 @@ import time
 import numpy as np
 from autograd import value_and_grad
 
-import kmt_ref.core.attention as attention_module
+import kmt_ref.core.blocks as blocks_module
 from kmt_ref.learning import Adam, CONFIGS, tune_malloc, batch_loss, init_params, lloyd_batch, sample_tasks, validation_score
 
 
@@ -73,11 +73,11 @@ def main(argv=None):
         state["params"] = adam.step(state["params"], g)
 
     def plain_step():  # autograd through the plain path, operation by operation
-        attention_module.HAND_VJP = False
+        blocks_module.HAND_VJP = False
         try:
             full_step()
         finally:
-            attention_module.HAND_VJP = True
+            blocks_module.HAND_VJP = True
 
     hand, plain = [], []
     full_step(), plain_step()

@@ -169,11 +169,14 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     width = min(n, CHUNK + 1)
     diff, hit = np.empty(d * width), np.empty(k * width, dtype=bool)  # one block each
     rank = _rank(k)
-    J = 0.0
-    for a, b, Db in distance_blocks(X, C, x_sq):
-        labels[a:b] = _argmin_columns(Db, _scratch(hit, k, b - a), rank)
-        if objective:
-            J += _block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a))
+
+    def block_terms():  # labels block by block, and each block's objective while it is in cache
+        for a, b, Db in distance_blocks(X, C, x_sq):
+            labels[a:b] = _argmin_columns(Db, _scratch(hit, k, b - a), rank)
+            if objective:
+                yield _block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a))
+
+    J = _add_in_order(block_terms())
     return (labels, J) if objective else labels
 
 
@@ -314,7 +317,23 @@ def frame_objective(X, C, labels=None, x_sq=None):
         return nearest_labels(X, C, x_sq, objective=True)[1]
     d, width = X.shape[0], min(X.shape[1], CHUNK + 1)
     diff = np.empty(d * width)
-    return sum(_block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a)) for a, b in _chunks(X.shape[1]))
+    return _add_in_order(_block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a))
+                         for a, b in _chunks(X.shape[1]))
+
+
+def _add_in_order(terms):
+    """The sum of the blocks' objectives, one float addition at a time from the left.
+
+    The one place where the blocks' terms are added, by :func:`nearest_labels`
+    and by :func:`frame_objective` with given labels, so that the two give the
+    same bits. Not Python's built-in ``sum``: since Python 3.12 it compensates
+    the rounding of float additions, which would make its last bits differ from
+    this loop's (by 1 ulp, seen) and depend on the Python version.
+    """
+    J = 0.0
+    for term in terms:
+        J += term
+    return J
 
 
 def _points_and_centers(X, C):

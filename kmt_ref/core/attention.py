@@ -23,33 +23,30 @@ The module is written with ``autograd.numpy`` so that the trainable model is
 differentiated through this very code. While autograd traces a softmax block
 (training), the block is one primitive with a hand-derived vector-Jacobian
 product, :func:`kmt_ref.core.gradients.softmax_attention` (the same numbers in
-another order of operations; :data:`HAND_VJP` = False lets autograd
-differentiate the plain code instead). The gamma = inf paths (hardmax)
+another order of operations; ``kmt_ref.core.blocks.HAND_VJP = False`` lets
+autograd differentiate the plain code instead). The gamma = inf paths (hardmax)
 use plain NumPy selections; they are only used with hand-set weights.
 
 One block (:func:`attention`, its scores, :class:`FeedForward`) is computed in
 :mod:`kmt_ref.core.blocks`, the floor this module and the exact layer
-(:mod:`kmt_ref.core.exact.layer`) both stand on; its names are re-exported
-here, and :data:`HAND_VJP` read or set here is the one
-:func:`attention` reads.
+(:mod:`kmt_ref.core.exact.layer`) both stand on; its functions are re-exported
+here. Its flag ``HAND_VJP`` is not: :func:`attention` reads
+``kmt_ref.core.blocks.HAND_VJP`` at every call, so that is the one to set
+(``monkeypatch.setattr(kmt_ref.core.blocks, "HAND_VJP", False)`` in a test).
 """
 from __future__ import annotations
 
-import sys
-import types
 from dataclasses import dataclass, field
 
 import numpy as onp
 import autograd.numpy as np
 from autograd.tracer import getval
 
-from . import blocks as _blocks
 # used here and re-exported: one block is computed in blocks.py
 from .blocks import FeedForward, attention, attention_scores, scores_from_projections
 from .exact import fast_layer_forward, project
 
 __all__ = [
-    "HAND_VJP",
     "Block",
     "Sublayer",
     "FeedForward",
@@ -63,22 +60,11 @@ __all__ = [
 ]
 
 
-class _ForwardingModule(types.ModuleType):
-    """This module, with :data:`HAND_VJP` kept in :mod:`kmt_ref.core.blocks` (where :func:`attention` reads it)."""
-
-    def __getattr__(self, name):
-        if name == "HAND_VJP":
-            return _blocks.HAND_VJP
-        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-
-    def __setattr__(self, name, value):
-        if name == "HAND_VJP":
-            _blocks.HAND_VJP = value
-        else:
-            super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _ForwardingModule
+def __getattr__(name):
+    if name == "HAND_VJP":  # it moved with the block; a copy here would be a second flag that nothing reads
+        raise AttributeError("HAND_VJP is kept in kmt_ref.core.blocks, which attention() reads at every call: "
+                             "set kmt_ref.core.blocks.HAND_VJP")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --------------------------------------------------------------------------

@@ -48,17 +48,21 @@ def test_block_names_are_still_importable_from_core_attention():
 
     for name in attention_module.__all__ + ["scores_from_projections"]:
         assert hasattr(attention_module, name), name
-    for name in ["HAND_VJP", "scores_from_projections", "attention_scores", "attention", "FeedForward"]:  # moved
+    for name in ["scores_from_projections", "attention_scores", "attention", "FeedForward"]:  # moved
         assert getattr(attention_module, name) is getattr(blocks_module, name), name
 
 
-def test_hand_vjp_set_on_core_attention_is_the_flag_attention_reads(monkeypatch):
+def test_hand_vjp_lives_in_blocks_only(monkeypatch):
+    """One flag, read by attention() at every call: core.attention has no copy of it (a copy set there would
+    be a second flag that nothing reads), and patching blocks' flag is undone like any module attribute."""
     import kmt_ref.core.attention as attention_module
     import kmt_ref.core.blocks as blocks_module
 
-    assert attention_module.HAND_VJP is blocks_module.HAND_VJP is True
-    monkeypatch.setattr(attention_module, "HAND_VJP", False)
-    assert blocks_module.HAND_VJP is False and attention_module.HAND_VJP is False
+    with pytest.raises(AttributeError, match="kmt_ref.core.blocks.HAND_VJP"):
+        attention_module.HAND_VJP
+    assert blocks_module.HAND_VJP is True
+    monkeypatch.setattr(blocks_module, "HAND_VJP", False)
+    assert blocks_module.HAND_VJP is False
     monkeypatch.undo()
     assert blocks_module.HAND_VJP is True
 

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from autograd import grad
 
-import kmt_ref.core.attention as attention_module
 import kmt_ref.core.blocks as blocks_module
 from kmt_ref.core.attention import attention, scores_from_projections
 from kmt_ref.core.gradients import CHUNK_ENTRIES, dropped_entries, softmax_attention
@@ -120,7 +119,7 @@ def test_attention_takes_the_primitive_only_while_tracing(monkeypatch):
     assert len(calls) == 1
     attention(Z, Zk, Q, K, V, scale=2.0)  # not traced: the plain path
     assert len(calls) == 1
-    monkeypatch.setattr(attention_module, "HAND_VJP", False)
+    monkeypatch.setattr(blocks_module, "HAND_VJP", False)
     np.testing.assert_allclose(g_hand, grad(f)(Q), rtol=1e-12)
     assert len(calls) == 1
 
@@ -137,7 +136,7 @@ def test_short_training_run_has_the_same_loss_curve(monkeypatch):
 
     cfg = dataclasses.replace(TINY, steps=60)
     hand = train(cfg, seed=3, log=lambda s: None).history
-    monkeypatch.setattr(attention_module, "HAND_VJP", False)
+    monkeypatch.setattr(blocks_module, "HAND_VJP", False)
     plain = train(cfg, seed=3, log=lambda s: None).history
     np.testing.assert_allclose(hand["val"], plain["val"], rtol=1e-6)
     np.testing.assert_allclose(hand["loss"][1:], plain["loss"][1:], rtol=1e-6)
