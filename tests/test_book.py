@@ -219,6 +219,7 @@ def site(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow
 def test_the_real_book(site):
     for rel in PAGES:
         text = (site / rel).read_text(encoding="utf-8")
@@ -412,6 +413,7 @@ def page_problems(browser, path, site):
     return problems, facts
 
 
+@pytest.mark.slow
 def test_the_checker_can_fail(browser, tmp_path):
     site = tmp_path
     bad = site / "bad.html"
@@ -424,6 +426,7 @@ def test_the_checker_can_fail(browser, tmp_path):
         assert any(fragment in p for p in problems), (fragment, problems)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=KNOWN_FAULTS[p]))
                                  if p in KNOWN_FAULTS else p for p in PAGES])
 def test_page_in_the_browser(browser, site, rel):
@@ -433,12 +436,14 @@ def test_page_in_the_browser(browser, site, rel):
         assert facts["typeset"] > 0 and facts["images"], f"{rel}: no math or no figure"
 
 
+@pytest.mark.slow
 def test_an_animation_plays_in_the_browser(browser, animated_book):
     problems, facts = page_problems(browser, animated_book / "notebooks" / "01_a.html", animated_book)
     assert not problems
     assert facts["animations"] == [{"drawn": True, "frames": 6}]
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(not _has_animation(NB01), strict=False, reason="needs the animation in notebook 01")
 def test_notebook_01_plays_its_animation(browser, site):
     rel = next(p for p in PAGES if p.startswith("notebooks/01_"))

@@ -29,6 +29,7 @@ def test_notebook_is_stored_executed(path):
         "the first cell states the learning objectives"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(_ROOT)) for p in NOTEBOOKS])
 def test_notebook_executes(path):
     nb = nbformat.read(path, as_version=4)

@@ -829,9 +829,11 @@ answer = None  # explored; see the model answer
 # ### BEGIN SOLUTION
 # In floating point the three vectors do not sum to 0 but to about $(-2.2, 3.3)\cdot10^{-16}$: the
 # rounding errors of `cos` and `sin`. That tiny vector is not zero, so it is normalized, and the "center"
-# is a **unit vector pointing in the direction of the rounding error**: 116.6° for the order (0, 1, 2),
-# 122.0° for (0, 2, 1), and 151.4°, 126.9°, 180.0° for the configuration rotated by 0.1, 0.3, 1.0 rad —
-# although the rotated data have the same symmetry. The transformer gives exactly the same numbers as
+# is a **unit vector pointing in the direction of the rounding error**. Rotated by 0.1, 0.3 or 1.0 rad,
+# the data keep their symmetry, but the center does not turn with them: its angles above are not the
+# first ones plus the rotation. Which angles come out depends on how the sum is rounded, so another
+# numpy can print others: the run above gives 116.6° for the order (0, 1, 2) and 122.0° for (0, 2, 1);
+# numpy 1.24 gives 123.7° in every order, and still does not turn with the rotated data. The transformer gives exactly the same numbers as
 # `spherical_kmeans`, because both sum in the same order (the code documents that choice), but that
 # agreement is about summation order, not about the data.
 #

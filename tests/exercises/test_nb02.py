@@ -118,14 +118,23 @@ def test_02_7_an_independent_step_passes():
     assert check("02.7", lambda X, C: spherical_kmeans(X, C, 1).centers[1], quiet=True)
 
 
-def test_02_8_premise_the_direction_depends_on_the_order():
-    """Three unit vectors at 120 degrees: the member sum is rounding error, its direction depends on the order."""
+def test_02_8_premise_the_direction_is_rounding_error():
+    """Three unit vectors at 120 degrees: the member sum is rounding error, so the center is a unit vector whose
+    direction does not turn with the data. Rotated by phi, a center that meant something would turn by phi; the
+    rounding error's direction does not (measured, degrees off: numpy 2.4 29.1, 6.9, 6.1 for phi = 0.1, 0.3, 1.0;
+    numpy 1.24 8.3, 1.5, 30.7). The order of the points changes it with numpy 2.4 (116.6 vs 122.0 degrees) but not
+    with numpy 1.24 (123.7 in every order), so the test does not ask for that."""
     t = 2 * np.pi * np.arange(3) / 3
-    U = np.vstack([np.cos(t), np.sin(t)])
-    a = spherical_kmeans(U, U[:, :1], 1).centers[1][:, 0]
-    b = spherical_kmeans(U[:, [0, 2, 1]], U[:, :1], 1).centers[1][:, 0]
-    assert np.isclose(np.linalg.norm(a), 1.0) and np.isclose(np.linalg.norm(b), 1.0)
-    assert np.degrees(np.arccos(np.clip(a @ b, -1, 1))) > 5  # 116.6 vs 122.0 degrees
+
+    def center_angle(phi):
+        U = np.vstack([np.cos(t + phi), np.sin(t + phi)])
+        c = spherical_kmeans(U, U[:, :1], 1).centers[1][:, 0]
+        assert np.isclose(np.linalg.norm(c), 1.0) and np.abs(U.sum(axis=1)).max() < 1e-15
+        return np.degrees(np.arctan2(c[1], c[0]))
+
+    base = center_angle(0.0)
+    off = [abs((center_angle(phi) - np.degrees(phi) - base + 180) % 360 - 180) for phi in (0.1, 0.3, 1.0)]
+    assert max(off) > 5, off
 
 
 def test_02_1_accepts_a_boolean_mask(capsys):
