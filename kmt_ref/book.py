@@ -134,13 +134,23 @@ class Page:
 # --------------------------------------------------------------------------
 # What the site holds
 # --------------------------------------------------------------------------
-def checkout_root():
-    """The repository the package was installed from (the book is built from a source checkout)."""
-    root = Path(__file__).resolve().parents[1]
-    if not ((root / "README.md").is_file() and (root / "notebooks").is_dir()):
-        raise ValueError(f"the book is built from a source checkout of kmt_ref: no README.md and "
-                         f"notebooks/ beside the package in {str(root)!r}")
-    return root
+def checkout_root(root=None, name="root"):
+    """The source checkout the book is built from: ``root``, by default the one the package was installed from.
+
+    Raises ``ValueError`` naming ``name`` (the argument, ``--root`` on the command line) when the folder
+    has no README.md or no notebooks/; an installed (non-editable) package has neither beside it.
+    """
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"{name}={root!r} should be the path of a kmt_ref checkout")
+    folder = Path(__file__).resolve().parents[1] if root is None else Path(root)
+    missing = [f for f, ok in (("README.md", (folder / "README.md").is_file()),
+                               ("notebooks/", (folder / "notebooks").is_dir())) if not ok]
+    if not missing:
+        return folder
+    if root is None:
+        raise ValueError(f"the book is built from a source checkout of kmt_ref, and {str(folder)!r}, where the "
+                         f"package is installed, has no {' and no '.join(missing)}: pass {name} the checkout's folder")
+    raise ValueError(f"{name}={str(root)!r} is not a kmt_ref checkout: it has no {' and no '.join(missing)}")
 
 
 def _plain(title):
@@ -403,7 +413,8 @@ def build_book(out, *, solutions=False, root=None):
     solutions : bool
         Add the solved notebooks (the instructors' edition); default the student edition.
     root : str or Path, optional
-        The repository checkout to read; default the one the package was installed from.
+        The repository checkout to read; default the one the package was installed from
+        (:func:`checkout_root`).
 
     Returns
     -------
@@ -412,7 +423,7 @@ def build_book(out, *, solutions=False, root=None):
     """
     if not isinstance(solutions, bool):
         raise TypeError(f"solutions={solutions!r} should be True or False")
-    root = checkout_root() if root is None else Path(root)
+    root = checkout_root(root)
     out = Path(out)
     check_out(out)
     mathjax = _mathjax_folder()
@@ -457,9 +468,10 @@ def _move_into_place(work, out):
 # Command line
 # --------------------------------------------------------------------------
 def _command(args):
-    check_out(args.out, "--out")  # build_book checks it again, naming its own argument
+    root = checkout_root(args.root, "--root")  # build_book checks both again, naming its own arguments
+    check_out(args.out, "--out")
     start = time.perf_counter()
-    pages = build_book(args.out, solutions=args.solutions)
+    pages = build_book(args.out, solutions=args.solutions, root=root)
     edition = "with solutions" if args.solutions else "student edition"
     print(f"wrote {len(pages)} pages ({edition}) to {args.out} in {time.perf_counter() - start:.1f} s; "
           f"open {Path(args.out) / 'index.html'}")
@@ -474,6 +486,9 @@ def register(subparsers):
                     "HTML site that needs no network: open DIR/index.html, or publish DIR.")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="the site's folder: new, empty, or a previous book (replaced)")
+    p.add_argument("--root", default=None, metavar="PATH",
+                   help="the kmt_ref checkout to build from (its README.md, notebooks/, docs/); default: the "
+                        "checkout the package was installed from")
     p.add_argument("--solutions", action="store_true",
                    help="add the solved notebooks (notebooks/solutions/): the instructors' edition")
     p.set_defaults(func=_command)

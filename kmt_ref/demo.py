@@ -3,7 +3,10 @@
 Runs Lloyd's algorithm (:func:`kmt_ref.lloyd`) and the k-means transformer
 (:func:`kmt_ref.kmeans_transformer`) at gamma = 1e4 and gamma = inf for 10
 layers, prints a per-layer table and writes the six-panel figure (Lloyd A-C
-beside the transformer D-F) to ``figures/fig1_validation.png``.
+beside the transformer D-F) to ``demo_output/fig1_validation.png`` in the
+current folder (:data:`DEMO_OUTDIR`; ``--outdir`` chooses another folder,
+``--no-figure`` none), and prints the file's full path. The repository's own
+``figures/fig1_validation.png`` is drawn by ``python -m kmt_ref figures``.
 
 What is compared with the authors
 ---------------------------------
@@ -66,7 +69,7 @@ from .validation import check_choice, check_count, check_gamma, check_output_dir
 
 __all__ = ["validation_runs", "load_validation_data", "one_hot_count", "float32_one_hot",
            "float32_max_weight_one", "run_demo", "DemoResult", "register", "DEMO_GAMMAS", "CIRCUITS",
-           "DATA_CHOICES"]
+           "DATA_CHOICES", "DEMO_OUTDIR"]
 
 #: the inverse temperatures of the paper's validation (SPEC §3)
 DEMO_GAMMAS = (1e4, np.inf)
@@ -304,8 +307,12 @@ def format_table(rows, keys, n, authors=None):
 #: the file name of figure 1 in ``run_demo``'s ``outdir``
 FIGURE_NAME = "fig1_validation.png"
 
+#: where the demo writes its figure by default: a folder of its own in the current folder, so that
+#: running it never touches a committed file (``python -m kmt_ref figures`` draws ``figures/``)
+DEMO_OUTDIR = "demo_output"
 
-def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir="figures",
+
+def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir=DEMO_OUTDIR,
              figure=True, out=None, figure_name=FIGURE_NAME):
     """Reproduce the paper's numerical validation (Theorem 2.1) and print the tables.
 
@@ -322,7 +329,8 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
         Transformer inverse temperatures (the paper: 1e4; inf is the exact limit).
         The figure shows the first one.
     outdir : str or Path
-        Where the figure (``figure_name``) is written, the one file written there;
+        Where the figure (``figure_name``) is written (default :data:`DEMO_OUTDIR`,
+        relative to the current folder; created if missing), the one file written there;
         an existing file of that name is replaced only if it is a PNG image
         (checked before the work, :func:`kmt_ref.validation.check_output_dir`).
     figure : bool
@@ -419,7 +427,7 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
             extension=runs[("flag", g)], extension_label=f"flag circuit (project's extension), γ={_gamma_name(g)}",
             data_label=("the authors' draw (numerical_validation.ipynb, seed 5487)" if data == "paper"
                         else f"the project's seeded draw (validation_data(seed={seed}))"))
-        p(f"\nwrote {result.figure}")
+        p(f"\nwrote figure 1 to {result.figure.resolve()}")
     result.seconds = time.perf_counter() - t0
     p(f"data={data}" + (f", seed={seed}" if data == "seeded" else "") + f"; finished in {result.seconds:.1f} s")
     return result
@@ -445,8 +453,8 @@ def register(sub):
     p.add_argument("--seed", type=int, default=VALIDATION_SEED,
                    help="data seed of --data seeded, >= 0 (default: 0)")
     p.add_argument("--n-layers", type=int, default=10, help="layers = Lloyd iterations, >= 0 (default: 10)")
-    p.add_argument("--outdir", default="figures",
-                   help="where fig1_validation.png goes (default: figures), the one file written there; an "
-                        "existing file of that name is replaced only if it is a PNG image")
+    p.add_argument("--outdir", default=DEMO_OUTDIR,
+                   help=f"where fig1_validation.png goes (default: {DEMO_OUTDIR}, in the current folder), the one "
+                        "file written there; an existing file of that name is replaced only if it is a PNG image")
     p.add_argument("--no-figure", action="store_true", help="print the table only")
     p.set_defaults(func=_demo_command)

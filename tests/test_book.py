@@ -200,6 +200,34 @@ def test_cli_user_errors(repo, tmp_path, capsys):
         main(["book"])  # --out is required
 
 
+def test_cli_root(repo, tmp_path, capsys):
+    """--root names the checkout to build from; a folder that is not one is refused by name."""
+    assert main(["book", "--root", str(repo), "--out", str(tmp_path / "site")]) == 0
+    assert (tmp_path / "site" / "index.html").is_file() and "wrote 4 pages" in capsys.readouterr().out
+    (tmp_path / "empty").mkdir()
+    assert main(["book", "--root", str(tmp_path / "empty"), "--out", str(tmp_path / "s2")]) == 2
+    assert (f"error: --root={str(tmp_path / 'empty')!r} is not a kmt_ref checkout: it has no README.md and no "
+            "notebooks/") in capsys.readouterr().err
+    assert not (tmp_path / "s2").exists()
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "README.md").write_text("# half\n")
+    with pytest.raises(ValueError, match=r"root=.*half' is not a kmt_ref checkout: it has no notebooks/$"):
+        build_book(tmp_path / "s3", root=tmp_path / "half")
+    with pytest.raises(TypeError, match="root=3 should be the path"):
+        build_book(tmp_path / "s3", root=3)
+
+
+def test_installed_package_asks_for_root(tmp_path, monkeypatch, capsys):
+    """Installed without a checkout beside it, the default root asks for --root."""
+    import kmt_ref.book
+
+    monkeypatch.setattr(kmt_ref.book, "__file__", str(tmp_path / "site-packages" / "kmt_ref" / "book.py"))
+    assert main(["book", "--out", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert "is installed, has no README.md and no notebooks/: pass --root the checkout's folder" in err
+    assert str(tmp_path / "site-packages") in err
+
+
 # --------------------------------------------------------------------------
 # The real book
 # --------------------------------------------------------------------------

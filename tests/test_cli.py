@@ -75,10 +75,14 @@ def test_help_and_no_command(capsys):
 
 
 def test_demo_without_arguments(tmp_path, monkeypatch, capsys):
+    """The main job writes its figure in a folder of its own, never in figures/ (the committed figures)."""
     monkeypatch.chdir(tmp_path)
     assert main(["demo"]) == 0
-    assert (tmp_path / "figures" / "fig1_validation.png").exists()
-    assert "data=paper" in capsys.readouterr().out  # the authors' draw by default
+    written = tmp_path / "demo_output" / "fig1_validation.png"
+    assert written.exists() and not (tmp_path / "figures").exists()
+    text = capsys.readouterr().out
+    assert "data=paper" in text  # the authors' draw by default
+    assert f"wrote figure 1 to {written.resolve()}" in text
 
 
 def test_train_default_config_and_default_out(tmp_path, monkeypatch, capsys):

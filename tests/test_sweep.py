@@ -18,8 +18,8 @@ from kmt_ref.cli import main
 #: theirs, all 10,000 data cells: gamma -> (mean Loss over non-NaN rows, median, NaN rows)
 THEIRS_ALL = {1: (0.99298, 0.30281, 49), 10: (0.26730, 9.5e-05, 49), 100: (0.031266, -4.8e-07, 50)}
 
-#: the committed small grid (python -m kmt_ref sweep --grid small --out figures/data/gamma_sweep_small.csv)
-SWEEP_CSV = Path(__file__).resolve().parents[1] / "figures" / "data" / "gamma_sweep_small.csv"
+#: the committed small grid (python -m kmt_ref sweep --grid small --out kmt_ref/datasets/gamma_sweep_small.csv)
+SWEEP_CSV = Path(__file__).resolve().parents[1] / "kmt_ref" / "datasets" / "gamma_sweep_small.csv"
 
 TINY = {"clusters": (5,), "dimensions": (1, 3), "points": (100,), "scale": (1, 10), "gamma": (1, 10, 100)}
 #: a cell of SMALL_GRID where Lloyd leaves a cluster empty (their torch.mean of no rows is NaN)

@@ -67,8 +67,9 @@ def fig1_validation(path, data="paper", seed=0):
 # --------------------------------------------------------------------------
 # Figure 2: the finite-gamma gap, drawn from the sweep's CSV
 # --------------------------------------------------------------------------
-#: the committed small-grid sweep (``python -m kmt_ref sweep --grid small --out figures/data/gamma_sweep_small.csv``)
-SWEEP_CSV = Path(__file__).resolve().parents[2] / "figures" / "data" / "gamma_sweep_small.csv"
+#: the committed small-grid sweep, package data (``python -m kmt_ref sweep --grid small --out
+#: kmt_ref/datasets/gamma_sweep_small.csv`` in a checkout)
+SWEEP_CSV = Path(__file__).resolve().parents[1] / "datasets" / "gamma_sweep_small.csv"
 
 #: the four panels: CSV column, axis label
 _SWEEP_PANELS = (("Dimensions", "dimension d"), ("Clusters", "clusters k"), ("Points", "points n"),
@@ -76,7 +77,7 @@ _SWEEP_PANELS = (("Dimensions", "dimension d"), ("Clusters", "clusters k"), ("Po
 
 #: the committed small grid against the authors' ``results/klic_parameter_sweep.csv`` (not in the repository),
 #: paired by cell (:func:`kmt_ref.sweep.compare`; ``python -m kmt_ref sweep --grid small --out
-#: figures/data/gamma_sweep_small.csv --compare klic_parameter_sweep.csv``, as the README reports it):
+#: kmt_ref/datasets/gamma_sweep_small.csv --compare klic_parameter_sweep.csv``, as the README reports it):
 #: gamma -> (cells compared, mean of ours - theirs, its standard error)
 PAIRED_SMALL_GRID = {1: (247, -0.023, 0.019), 10: (247, -0.021, 0.015), 100: (247, -0.010, 0.010)}
 
@@ -136,6 +137,9 @@ def fig2_finite_gamma_gap(path, csv=None, out=None):
     """
     from ..sweep import N_STEPS, read_sweep, summarize
 
+    if csv is None and not SWEEP_CSV.exists():
+        raise ValueError(f"the committed sweep {str(SWEEP_CSV)!r} (package data) is missing: reinstall kmt_ref, "
+                         "or pass csv= a CSV written by python -m kmt_ref sweep")
     csv = Path(SWEEP_CSV if csv is None else csv)
     if not csv.exists():
         raise ValueError(f"csv={str(csv)!r} does not exist; write it with "

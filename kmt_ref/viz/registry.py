@@ -85,6 +85,8 @@ def regenerate(outdir="figures", only=None, verbose=True):
         written.append(outdir / fname)
         if verbose:
             print(f"wrote {outdir / fname}  ({time.perf_counter() - t0:.1f} s)")
+    if verbose:
+        print(f"{len(written)} figure{'s' * (len(written) != 1)} in {outdir.resolve()}")
     return written
 
 
@@ -105,9 +107,9 @@ def register(sub):
     p = sub.add_parser("figures", help="regenerate every figure in figures/ (deterministic; 12 s of CPU time, "
                                        "under half a minute)")
     p.add_argument("--outdir", default="figures",
-                   help="output folder (default: figures). Only the figures' PNG files are written there; an "
-                        "existing file of one of their names is replaced only if it is a PNG image, and anything "
-                        "else is refused before any figure is drawn")
+                   help="output folder (default: figures, in the current folder). Only the figures' PNG files "
+                        "are written there; an existing file of one of their names is replaced only if it is a PNG "
+                        "image, and anything else is refused before any figure is drawn")
     p.add_argument("--only", default=None,
                    help="only figures whose file name contains this (e.g. fig1, fig5_training)")
     p.set_defaults(func=_figures_command)

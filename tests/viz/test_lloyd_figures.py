@@ -75,6 +75,13 @@ def test_fig2_missing_csv(tmp_path):
         lloyd_figures.fig2_finite_gamma_gap(tmp_path / "a.png", csv=tmp_path / "none.csv")
 
 
+def test_fig2_missing_package_data(tmp_path, monkeypatch):
+    """Without its package data the default names the missing file and asks for a reinstall."""
+    monkeypatch.setattr(lloyd_figures, "SWEEP_CSV", tmp_path / "gamma_sweep_small.csv")
+    with pytest.raises(ValueError, match="package data.*reinstall kmt_ref"):
+        lloyd_figures.fig2_finite_gamma_gap(tmp_path / "a.png")
+
+
 def test_scale_acts_on_block_1_only():
     """Data scaled by s at gamma = block 1 at gamma * s^2 with block 3 still at gamma (default circuit)."""
     X, C0, _ = gaussian_blobs(3, 2, 20, rng=4)

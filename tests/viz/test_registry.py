@@ -20,7 +20,8 @@ def test_figures_command_writes_each_file(tmp_path, only, capsys):
     written = sorted(p.name for p in tmp_path.iterdir())
     assert written == [only + ".png"]
     assert (tmp_path / written[0]).stat().st_size > 10_000
-    assert "wrote" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "wrote" in text and f"1 figure in {tmp_path.resolve()}" in text
 
 
 def test_regenerate_with_no_match_lists_the_figures(tmp_path):
