@@ -113,8 +113,9 @@ DEFAULT_OUT = "sweep.csv"
 N_STEPS = 10
 
 #: cells with at least this many points run at the BLAS's own thread count unless ``blas_threads`` is given; the
-#: smaller ones, under one thread (:func:`kmt_ref.blas.blas_limit`; docs/PERFORMANCE.md, "BLAS threads")
-LARGE_CELL_POINTS = 100_000
+#: smaller ones under one thread (:func:`kmt_ref.blas.blas_limit`). Measured (docs/PERFORMANCE.md, "BLAS threads"):
+#: on a quiet machine two threads took 0.83-0.87x the wall time of one from 16,681 points up, 1.11x at 2,154
+LARGE_CELL_POINTS = 10_000
 
 #: their results/klic_parameter_sweep.csv (rithram/kmeans-trf), per gamma over all 10,000 cells:
 #: (mean Loss over the non-NaN rows, median, NaN rows)
@@ -329,7 +330,7 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas
         Lloyd does not depend on it; the finite-gamma transformer's products
         can round differently with the thread count: on the small grid 88 of
         the 768 Loss values (cells of 774 and 2,154 points) differ between one
-        and two threads, by at most 1.6e-13 (OpenBLAS, SkylakeX kernel).
+        and two threads, by at most 1.5e-13 (OpenBLAS, SkylakeX kernel).
 
     Returns
     -------
@@ -456,6 +457,7 @@ def register(sub):
     p.add_argument("--blas-threads", dest="blas_threads", type=int, default=None, metavar="N",
                    help=f"BLAS threads of every cell, >= 1 (default: one for the cells under {LARGE_CELL_POINTS:,} "
                         "points, whose many small products lose time waking a second thread, and the BLAS's own "
-                        "count for the larger ones; an OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set in the "
-                        "environment is kept for every cell)")
+                        "count for the larger ones, which two threads shorten on a quiet machine; on a busy one, "
+                        "--blas-threads 1 is faster for those too. An OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set "
+                        "in the environment is kept for every cell)")
     p.set_defaults(func=_sweep_command)
