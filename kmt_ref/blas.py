@@ -4,13 +4,16 @@ A training step, an evaluation step and a small sweep cell are thousands of
 small matrix products (a training step at the paper's setting: batches of
 32 products of (42, 512) by (512, 512) and smaller). A threaded BLAS wakes all
 its threads for each of them; the hand-off costs more than the split saves,
-and on a machine that is busy with something else every product waits for a
-thread that is not running. :func:`blas_limit` is the one place where
-kmt_ref limits the BLAS for such a loop, with ``threadpoolctl`` (as
-scikit-learn's ``KMeans`` runs its Lloyd iterations under
-``threadpool_limits(limits=1, user_api="blas")``); the limit is lifted when the
-loop ends. The measurements behind it are in docs/PERFORMANCE.md
-(``benchmarks/bench_threads.py``).
+and on a machine that is busy with something else a product can wait for a
+thread that the other work has taken off its core. :func:`blas_limit` is the one place where
+kmt_ref limits the BLAS for such a loop, with threadpoolctl's
+``threadpool_limits(limits=1, user_api="blas")``; the limit is lifted when the
+loop ends. scikit-learn does the same in ``sklearn/cluster/_kmeans.py``: its
+Lloyd loop, ``_kmeans_single_lloyd``, is decorated with
+``_threadpool_controller_decorator(limits=1, user_api="blas")`` to keep the BLAS
+from oversubscribing the cores its own OpenMP threads already use. The
+measurements behind the limit here are in docs/PERFORMANCE.md ("BLAS threads",
+``benchmarks/bench_threads.py``).
 
 Who decides, first match wins:
 
@@ -22,8 +25,10 @@ Who decides, first match wins:
 
 The forward pass of ``kmeans_transformer`` and ``lloyd`` on large n is not
 limited here: its products are large, and two threads shorten it
-(``benchmarks/bench_forward.py``). Results do not depend on the limit where
-kmt_ref promises bit-exact float64 results (``tests/core/test_exact_layer.py``).
+(``benchmarks/bench_forward.py``). The k-means objective is the same bit for bit
+at any thread count (``tests/core/test_exact_layer.py``); the last bits of a
+finite-gamma transformer's or a float64 training run's products can change
+with it (docs/PERFORMANCE.md, "BLAS threads").
 """
 from __future__ import annotations
 

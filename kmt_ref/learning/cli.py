@@ -9,6 +9,7 @@ Examples::
     python -m kmt_ref evaluate paper --init kmeans++ --n 128 256 1024 2048 --family all
     python -m kmt_ref evaluate paper --suite --save kmt_ref/models/evaluation.npz
     python -m kmt_ref evaluate paper --lloyd-empty reseed   # Lloyd as the authors ran it
+    python -m kmt_ref evaluate paper --blas-threads 2       # the BLAS on two threads (default: one)
 
 A checkpoint argument is a path to a ``.npz`` written by ``train``, or the name
 of a model shipped in ``kmt_ref/models/`` (``paper``, ``paper_d_only``).
@@ -26,6 +27,11 @@ nothing else (:func:`kmt_ref.validation.check_output_file`). At the end,
 tasks (the numbers ``evaluate`` prints for the same checkpoint) and says
 which ends lower. ``evaluate`` shows its progress and an estimate of the time
 left on stderr (:class:`kmt_ref.progress.Progress`).
+
+Both run their loop of small matrix products with the BLAS on one thread
+(:func:`kmt_ref.blas.blas_limit`; docs/PERFORMANCE.md, "BLAS threads"):
+``--blas-threads N`` chooses another count, and an ``OPENBLAS_NUM_THREADS`` or
+``OMP_NUM_THREADS`` set in the environment is kept.
 """
 from __future__ import annotations
 
