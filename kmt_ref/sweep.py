@@ -73,6 +73,7 @@ from pathlib import Path
 import numpy as np
 
 from .algorithms.lloyd import kmeans_transformer, lloyd
+from .blas import blas_limit, describe_blas_threads, resolve_blas_threads
 from .core.tokens import EmptyClusterError
 from .data import gaussian_blobs
 from .progress import Progress
@@ -80,7 +81,7 @@ from .validation import check_count, check_output_file
 
 __all__ = ["COLUMNS", "PAPER_GRID", "SMALL_GRID", "GRIDS", "N_STEPS", "AUTHORS_PUBLISHED", "cell_rng",
            "cell_data", "cell_losses", "grid_cells", "read_sweep", "run_sweep", "summarize", "compare",
-           "DEFAULT_OUT", "register"]
+           "DEFAULT_OUT", "LARGE_CELL_POINTS", "register"]
 
 #: the header of their CSV, in their order
 COLUMNS = ("Clusters", "Iteration", "Dimensions", "Gamma", "Points", "Loss", "Scale")
@@ -110,6 +111,11 @@ DEFAULT_OUT = "sweep.csv"
 
 #: Lloyd iterations = transformer layers
 N_STEPS = 10
+
+#: cells with at least this many points run at the BLAS's own thread count unless ``blas_threads`` is given; the
+#: smaller ones under one thread (:func:`kmt_ref.blas.blas_limit`). Measured (docs/PERFORMANCE.md, "BLAS threads"):
+#: on a quiet machine two threads took 0.83-0.87x the wall time of one from 16,681 points up, 1.11x at 2,154
+LARGE_CELL_POINTS = 10_000
 
 #: their results/klic_parameter_sweep.csv (rithram/kmeans-trf), per gamma over all 10,000 cells:
 #: (mean Loss over the non-NaN rows, median, NaN rows)
@@ -300,7 +306,7 @@ def compare(ours, theirs, gammas=None):
     return out
 
 
-def run_sweep(out, grid="small", max_points=None, progress=None, log=print):
+def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas_threads=None):
     """Run (or resume) the sweep into the CSV ``out``; return the summary of its rows and the NaN causes.
 
     Parameters
@@ -315,6 +321,16 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print):
     progress : file-like, optional
         Where the progress line goes (None: no progress display).
     log : callable
+    blas_threads : int >= 1, optional
+        BLAS threads of every cell. By default the cells below
+        :data:`LARGE_CELL_POINTS` points run on one thread
+        (:func:`kmt_ref.blas.blas_limit`: unless ``OPENBLAS_NUM_THREADS`` or
+        another of :data:`kmt_ref.blas.USER_VARIABLES` is set) and the larger
+        ones at the BLAS's own count, whose large products its threads share.
+        Lloyd does not depend on it; the finite-gamma transformer's products
+        can round differently with the thread count: on the small grid 88 of
+        the 768 Loss values (cells of 774 and 2,154 points) differ between one
+        and two threads, by at most 1.5e-13 (OpenBLAS, SkylakeX kernel).
 
     Returns
     -------
@@ -344,20 +360,29 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print):
     bar = (Progress("sweep", "cells", [p * k for (k, _, p, _), _ in todo], progress)  # cost grows about as n * k
            if progress is not None and todo else None)
     causes = {"lloyd": 0, "transformer": 0}
+    limit = blas_limit(blas_threads, "blas_threads")
+    is_small = [blas_threads is not None or p < LARGE_CELL_POINTS for (_, _, p, _), _ in todo]
     with out.open("a", newline="") as f:
-        for (k, d, p, s), gammas in todo:
-            losses = cell_losses(k, d, p, s, gammas)
-            lines = []
-            for g in gammas:
-                loss, why = losses[g]
-                if why:
-                    causes[why] += 1
-                lines.append(",".join(_format(v) for v in (k, -1, d, g, p, loss, s)) + "\n")
-            f.write("".join(lines))
-            f.flush()
-            if bar:
-                bar.step()
+        with limit:  # the small cells (first in a grid of increasing points): many small products
+            _run_cells([c for c, small in zip(todo, is_small) if small], f, causes, bar)
+        _run_cells([c for c, small in zip(todo, is_small) if not small], f, causes, bar)
     return summarize(read_sweep(out)), causes
+
+
+def _run_cells(cells, f, causes, bar):
+    """Compute the cells, append their rows to the open CSV ``f`` (flushed after each) and count the NaN causes."""
+    for (k, d, p, s), gammas in cells:
+        losses = cell_losses(k, d, p, s, gammas)
+        lines = []
+        for g in gammas:
+            loss, why = losses[g]
+            if why:
+                causes[why] += 1
+            lines.append(",".join(_format(v) for v in (k, -1, d, g, p, loss, s)) + "\n")
+        f.write("".join(lines))
+        f.flush()
+        if bar:
+            bar.step()
 
 
 def _sweep_command(args):
@@ -365,6 +390,7 @@ def _sweep_command(args):
     out = check_output_file(args.out, "--out", ".csv", SWEEP_FILE)  # resumed if it is a sweep CSV, else refused
     if args.max_points is not None:
         check_count(args.max_points, "--max-points", minimum=1)
+    limit = resolve_blas_threads(args.blas_threads, "--blas-threads")
     theirs = None
     if args.compare is not None:
         if not Path(args.compare).is_file():
@@ -374,7 +400,11 @@ def _sweep_command(args):
         _by_cell(theirs, f"--compare={args.compare!r}")  # compare() would refuse it only after the run
         if out.exists():
             _by_cell(read_sweep(out), f"--out={args.out!r}")
-    summary, causes = run_sweep(out, args.grid, args.max_points, progress=sys.stderr)
+    threads = describe_blas_threads(args.blas_threads, "--blas-threads")
+    if args.blas_threads is None and limit is not None:
+        threads += f" (cells under {LARGE_CELL_POINTS:,} points; the larger ones: the BLAS's own thread count)"
+    print(f"# {threads}", flush=True)
+    summary, causes = run_sweep(out, args.grid, args.max_points, progress=sys.stderr, blas_threads=args.blas_threads)
     print(f"{'gamma':>6} {'rows':>6} {'mean Loss':>10} {'median':>10} {'NaN':>5}   "
           "(all rows in the file; theirs over their 10,000 cells: mean, median, NaN)")
     for g, st in summary.items():
@@ -424,4 +454,10 @@ def register(sub):
     p.add_argument("--compare", default=None, metavar="THEIRS_CSV",
                    help="their results/klic_parameter_sweep.csv (rithram/kmeans-trf): print ours against "
                         "theirs per gamma, paired by cell, on the cells neither leaves NaN")
+    p.add_argument("--blas-threads", dest="blas_threads", type=int, default=None, metavar="N",
+                   help=f"BLAS threads of every cell, >= 1 (default: one for the cells under {LARGE_CELL_POINTS:,} "
+                        "points, whose many small products lose time waking a second thread, and the BLAS's own "
+                        "count for the larger ones, which two threads shorten on a quiet machine; on a busy one, "
+                        "--blas-threads 1 is faster for those too. An OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set "
+                        "in the environment is kept for every cell)")
     p.set_defaults(func=_sweep_command)

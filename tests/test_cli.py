@@ -370,7 +370,7 @@ def test_diverged_training_names_the_last_checkpoint(tmp_path, capsys):
 def test_interrupted_training_says_how_to_resume(tmp_path, monkeypatch, capsys):
     out = tmp_path / "m.npz"
 
-    def interrupted_after_a_checkpoint(config, seed, out, resume, log):
+    def interrupted_after_a_checkpoint(config, seed, out, resume, log, blas_threads):
         out.write_bytes(b"a checkpoint")
         raise KeyboardInterrupt
 

@@ -9,6 +9,7 @@ Examples::
     python -m kmt_ref evaluate paper --init kmeans++ --n 128 256 1024 2048 --family all
     python -m kmt_ref evaluate paper --suite --save kmt_ref/models/evaluation.npz
     python -m kmt_ref evaluate paper --lloyd-empty reseed   # Lloyd as the authors ran it
+    python -m kmt_ref evaluate paper --blas-threads 2       # the BLAS on two threads (default: one)
 
 A checkpoint argument is a path to a ``.npz`` written by ``train``, or the name
 of a model shipped in ``kmt_ref/models/`` (``paper``, ``paper_d_only``).
@@ -26,6 +27,11 @@ nothing else (:func:`kmt_ref.validation.check_output_file`). At the end,
 tasks (the numbers ``evaluate`` prints for the same checkpoint) and says
 which ends lower. ``evaluate`` shows its progress and an estimate of the time
 left on stderr (:class:`kmt_ref.progress.Progress`).
+
+Both run their loop of small matrix products with the BLAS on one thread
+(:func:`kmt_ref.blas.blas_limit`; docs/PERFORMANCE.md, "BLAS threads"):
+``--blas-threads N`` chooses another count, and an ``OPENBLAS_NUM_THREADS`` or
+``OMP_NUM_THREADS`` set in the environment is kept.
 """
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ import sys
 from pathlib import Path
 
 from ..algorithms.lloyd import EMPTY_POLICIES
+from ..blas import describe_blas_threads, resolve_blas_threads
 from ..validation import check_choice, check_count, check_output_file, check_real_in
 from ..progress import Progress
 from .checkpoint import CHECKPOINT_FILE, EVALUATION_FILE, MODELS_DIR, load_checkpoint, save_evaluation
@@ -66,6 +73,7 @@ def _train(args):
     if args.seed is not None:
         check_count(args.seed, "--seed")
     check_count(args.eval_tasks, "--eval-tasks")
+    resolve_blas_threads(args.blas_threads, "--blas-threads")
     if args.resume:
         if args.config is not None:
             raise ValueError("--config has no effect with --resume: the run continues with the checkpoint's "
@@ -116,9 +124,11 @@ def _train(args):
         print(f"# config {name}: {dataclasses.asdict(config)}")
         print(f"# seed {seed}; d_emb {config.d_emb}; parameters {12 * (config.d_emb ** 2 + config.d_emb)}; "
               f"checkpoints -> {out}")
+    print(f"# {describe_blas_threads(args.blas_threads, '--blas-threads')}")
     stamp = out.stat().st_mtime_ns if out.exists() else None
     try:
-        ck = train(config, seed=seed, out=out, resume=args.resume, log=lambda s: print(s, flush=True))
+        ck = train(config, seed=seed, out=out, resume=args.resume, log=lambda s: print(s, flush=True),
+                   blas_threads=args.blas_threads)
     except KeyboardInterrupt:
         if out.exists() and out.stat().st_mtime_ns != stamp:
             print(f"# interrupted; the last checkpoint (written every {config.checkpoint_every} steps) is {out}; "
@@ -127,7 +137,8 @@ def _train(args):
     print(f"# done: {ck.step} steps, final validation score {ck.history['val'][-1]:.4f}; saved {out}")
     if args.eval_tasks:
         res = evaluate(ck.params, config.embedding, n_tasks=args.eval_tasks, n=config.n, d=config.d, k=config.k,
-                       family=config.family, scale=config.scale, n_steps=EVAL_STEPS, seed=EVAL_SEED)
+                       family=config.family, scale=config.scale, n_steps=EVAL_STEPS, seed=EVAL_SEED,
+                       blas_threads=args.blas_threads)
         print(lloyd_comparison(res, config, out))
     return 0
 
@@ -220,6 +231,7 @@ def _evaluate(args):
     check_count(args.steps, "--steps")
     check_real_in(args.dropout, "--dropout", 0, 1, lo_open=False)
     check_choice(args.lloyd_empty, "--lloyd-empty", EMPTY_POLICIES)
+    resolve_blas_threads(args.blas_threads, "--blas-threads")
     if args.save and args.lloyd_empty != "keep":
         raise ValueError(f"--save stores Lloyd's curves with --lloyd-empty keep (figures and notebooks read them), "
                          f"got --lloyd-empty {args.lloyd_empty}; drop --save to measure the other policy")
@@ -243,6 +255,7 @@ def _evaluate(args):
     print(f"# {args.tasks} tasks per setting (seed {args.seed}), d={base.d}, k={base.k}, T={args.steps} steps; "
           "mean natural log of the k-means objective; model evaluated "
           + (f"WITH attention dropout {args.dropout}" if args.dropout else "WITHOUT dropout"))
+    print(f"# {describe_blas_threads(args.blas_threads, '--blas-threads')}")
     for c, name in zip(ckpts, args.checkpoint):
         print(f"# {name}: embedding={c.config.embedding}, trained {c.step} steps, seed {c.seed}, "
               f"{c.n_params} parameters")
@@ -254,7 +267,7 @@ def _evaluate(args):
         for c in ckpts:
             res.append(evaluate(c.params, c.config.embedding, n_tasks=args.tasks, n=n, d=base.d, k=base.k,
                                 family=fam, init=init, n_steps=args.steps, seed=args.seed, dropout=args.dropout,
-                                lloyd_empty=args.lloyd_empty, progress=bar.part))
+                                lloyd_empty=args.lloyd_empty, progress=bar.part, blas_threads=args.blas_threads))
             bar.step()
         bar.clear()
         label = f"{init}, n={n}, {fam}"
@@ -275,6 +288,11 @@ def _evaluate(args):
         save_evaluation(args.save, stored, info)
         print(f"# saved the per-task curves to {args.save}")
     return 0
+
+
+BLAS_HELP = ("BLAS threads of the loop, >= 1 (default 1: its thousands of small matrix products lose time "
+             "waking a second thread, several times over on a busy machine; an OPENBLAS_NUM_THREADS or "
+             "OMP_NUM_THREADS set in the environment is kept instead)")
 
 
 def register(subparsers):
@@ -300,6 +318,7 @@ def register(subparsers):
     p.add_argument("--eval-tasks", dest="eval_tasks", type=int, default=320,
                    help="seeded tasks of the comparison with Lloyd printed at the end (default 320, the "
                         "evaluate command's; 0 skips it)")
+    p.add_argument("--blas-threads", dest="blas_threads", type=int, default=None, metavar="N", help=BLAS_HELP)
     for f in dataclasses.fields(TrainConfig):
         typ = type(f.default)
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=typ, default=None,
@@ -333,4 +352,5 @@ def register(subparsers):
     e.add_argument("--save", default=None, metavar="FILE.npz",
                    help="store the per-task curves (figures read them); an existing FILE.npz must be a kmt_ref "
                         "evaluation file, and the results are merged into it (any other file is refused)")
+    e.add_argument("--blas-threads", dest="blas_threads", type=int, default=None, metavar="N", help=BLAS_HELP)
     e.set_defaults(func=_evaluate)

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as onp
 
 from ..algorithms.lloyd import EMPTY_POLICIES, lloyd
+from ..blas import blas_limit
 from ..validation import check_choice, check_count, check_real_in, check_rng
 from .checkpoint import CheckpointError
 from .loss import batch_objective
@@ -151,7 +152,8 @@ def lloyd_baseline(X, C0, n_steps, empty="keep", rng=None):
 
 
 def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, family="normal", init="random",
-             n_steps=20, seed=EVAL_SEED, scale=0.1, dtype="float32", dropout=0.0, lloyd_empty="keep", progress=None):
+             n_steps=20, seed=EVAL_SEED, scale=0.1, dtype="float32", dropout=0.0, lloyd_empty="keep", progress=None,
+             blas_threads=None):
     r"""The paper's evaluation: T re-embedded steps of the model vs T Lloyd iterations.
 
     Parameters
@@ -180,6 +182,10 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     progress : callable, optional
         Passed to :func:`run_model`: the fraction of the model's run done (Lloyd's
         baseline, a few percent of the time at n >= 512, is not counted).
+    blas_threads : int >= 1, optional
+        BLAS threads of the model's and Lloyd's runs (:func:`kmt_ref.blas.blas_limit`;
+        default: one, unless ``OPENBLAS_NUM_THREADS`` or another of
+        :data:`kmt_ref.blas.USER_VARIABLES` is set, whose count then stands).
 
     Returns
     -------
@@ -198,6 +204,7 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     check_choice(init, "init", INITS)
     check_real_in(dropout, "dropout", 0, 1, lo_open=False)
     check_choice(lloyd_empty, "lloyd_empty", EMPTY_POLICIES)
+    limit = blas_limit(blas_threads, "blas_threads")
     de = d_emb_of(d, k, embedding)
     shape = params["Q1"].shape
     if shape != (de, de):
@@ -208,10 +215,11 @@ def evaluate(params, embedding="onehot", *, n_tasks=320, n=512, d=32, k=10, fami
     X, C0 = sample_tasks(rng, n_tasks, n, d, k, family, scale, init)
     chunk = max(1, (32 * 512 * 512) // (n * n))
     drop_rng = onp.random.default_rng([seed, 1]) if dropout else None  # the tasks do not depend on it
-    model_obj, _ = run_model(params, X, C0, n_steps, embedding, dtype, task_chunk=chunk, dropout=dropout, rng=drop_rng,
-                             progress=progress)
     reseed_rng = onp.random.default_rng([seed, 2]) if lloyd_empty == "reseed" else None
-    lloyd_obj, hit_empty = lloyd_baseline(X, C0, n_steps, lloyd_empty, reseed_rng)
+    with limit:  # thousands of small products (docs/PERFORMANCE.md, "BLAS threads")
+        model_obj, _ = run_model(params, X, C0, n_steps, embedding, dtype, task_chunk=chunk, dropout=dropout,
+                                 rng=drop_rng, progress=progress)
+        lloyd_obj, hit_empty = lloyd_baseline(X, C0, n_steps, lloyd_empty, reseed_rng)
     model_log, lloyd_log = onp.log(model_obj), onp.log(lloyd_obj)
     return {"model": model_log, "lloyd": lloyd_log, "model_mean": model_log.mean(0), "lloyd_mean": lloyd_log.mean(0),
             "lloyd_empty_tasks": int(hit_empty.sum())}

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as onp
 from autograd import value_and_grad
 
+from ..blas import blas_limit
 from ..progress import format_duration
 from ..validation import check_count
 from .checkpoint import HISTORY_KEYS, Checkpoint, CheckpointError, load_checkpoint, save_checkpoint
@@ -72,7 +73,7 @@ def validation_score(params, X, C0, lloyd1, embedding="onehot", dtype="float32")
     return float(onp.mean(obj[:, 1] / lloyd1))
 
 
-def train(config=None, seed=0, out=None, resume=None, log=print):
+def train(config=None, seed=0, out=None, resume=None, log=print, blas_threads=None):
     r"""Train the one-layer transformer (SPEC §6).
 
     Parameters
@@ -93,6 +94,13 @@ def train(config=None, seed=0, out=None, resume=None, log=print):
         extend the run).
     log : callable
         Receives one progress line per evaluation.
+    blas_threads : int >= 1, optional
+        BLAS threads of the training loop (:func:`kmt_ref.blas.blas_limit`;
+        default: one, unless ``OPENBLAS_NUM_THREADS`` or another of
+        :data:`kmt_ref.blas.USER_VARIABLES` is set, whose count then stands).
+        In float32 (the committed models' arithmetic) a 6-step run at the
+        paper's sizes gave the same weights bit for bit at one and two threads
+        (OpenBLAS, SkylakeX kernel); in float64 they differed by 1e-14 relative.
 
     Returns
     -------
@@ -107,6 +115,7 @@ def train(config=None, seed=0, out=None, resume=None, log=print):
     """
     config = (config or TrainConfig()).validate()
     check_count(seed, "seed")
+    limit = blas_limit(blas_threads, "blas_threads")
     adam_state = None
     if resume is not None:
         prev, adam_state = load_checkpoint(resume, d=config.d, k=config.k, with_adam=True)
@@ -152,40 +161,41 @@ def train(config=None, seed=0, out=None, resume=None, log=print):
         return Checkpoint(params=params, config=config, seed=seed, step=step,
                           history={key: onp.array(v, dtype=float) for key, v in history.items()}, state=state)
 
-    for step in range(step0, config.steps + 1):
-        if step % config.eval_every == 0 or step == config.steps:
-            if not (history["step"] and history["step"][-1] == step):
-                val = validation_score(params, Xv, Cv, lloyd1, config.embedding, dtype)
-                if step > 0:
-                    adam.lr = sched.step(val, adam.lr)
-                elapsed = time.perf_counter() - t_start
-                losses_done = bool(losses)
-                mean_loss = float(onp.mean(losses)) if losses else float("nan")
-                losses = []
-                for key, v in zip(HISTORY_KEYS, (step, mean_loss, val, adam.lr, elapsed)):
-                    history[key].append(v)
-                done = step - step0
-                eta = (elapsed - elapsed0) / done * (config.steps - step) if done else float("nan")
-                loss_txt = f"{mean_loss:10.4f}" if losses_done else f"{'-':>10}"
-                log(f"step {step:>6}/{config.steps}  loss {loss_txt}  val {val:.4f}  "
-                    f"lr {adam.lr:.3g}  elapsed {format_duration(elapsed)}  eta {format_duration(eta)}")
-                if out is not None and val < best and step > 0:
-                    best = val
-                    save_checkpoint(best_path, snapshot(step))
-        if out is not None and step > step0 and (step % config.checkpoint_every == 0 or step == config.steps):
-            save_checkpoint(out, snapshot(step), adam)
-            last_good = str(out)
-        if step == config.steps:
-            break
-        X, C0 = sample_tasks(rng, config.batch, config.n, config.d, config.k, config.family, config.scale)
-        loss, grads = grad_fn(params, X.astype(dtype), C0.astype(dtype), config, rng)
-        if not onp.isfinite(loss):
-            raise TrainingDiverged(
-                f"training loss is {loss} at step {step + 1}; stopped. Last good checkpoint: "
-                f"{last_good or 'none written yet'}"
-            )
-        losses.append(float(loss))
-        params = adam.step(params, grads)
+    with limit:  # thousands of small products per step (docs/PERFORMANCE.md, "BLAS threads")
+        for step in range(step0, config.steps + 1):
+            if step % config.eval_every == 0 or step == config.steps:
+                if not (history["step"] and history["step"][-1] == step):
+                    val = validation_score(params, Xv, Cv, lloyd1, config.embedding, dtype)
+                    if step > 0:
+                        adam.lr = sched.step(val, adam.lr)
+                    elapsed = time.perf_counter() - t_start
+                    losses_done = bool(losses)
+                    mean_loss = float(onp.mean(losses)) if losses else float("nan")
+                    losses = []
+                    for key, v in zip(HISTORY_KEYS, (step, mean_loss, val, adam.lr, elapsed)):
+                        history[key].append(v)
+                    done = step - step0
+                    eta = (elapsed - elapsed0) / done * (config.steps - step) if done else float("nan")
+                    loss_txt = f"{mean_loss:10.4f}" if losses_done else f"{'-':>10}"
+                    log(f"step {step:>6}/{config.steps}  loss {loss_txt}  val {val:.4f}  "
+                        f"lr {adam.lr:.3g}  elapsed {format_duration(elapsed)}  eta {format_duration(eta)}")
+                    if out is not None and val < best and step > 0:
+                        best = val
+                        save_checkpoint(best_path, snapshot(step))
+            if out is not None and step > step0 and (step % config.checkpoint_every == 0 or step == config.steps):
+                save_checkpoint(out, snapshot(step), adam)
+                last_good = str(out)
+            if step == config.steps:
+                break
+            X, C0 = sample_tasks(rng, config.batch, config.n, config.d, config.k, config.family, config.scale)
+            loss, grads = grad_fn(params, X.astype(dtype), C0.astype(dtype), config, rng)
+            if not onp.isfinite(loss):
+                raise TrainingDiverged(
+                    f"training loss is {loss} at step {step + 1}; stopped. Last good checkpoint: "
+                    f"{last_good or 'none written yet'}"
+                )
+            losses.append(float(loss))
+            params = adam.step(params, grads)
     return snapshot(config.steps)
 
 
