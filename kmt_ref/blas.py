@@ -3,9 +3,10 @@
 A training step, an evaluation step and a small sweep cell are thousands of
 small matrix products (a training step at the paper's setting: batches of
 32 products of (42, 512) by (512, 512) and smaller). A threaded BLAS wakes all
-its threads for each of them; the hand-off costs more than the split saves,
-and on a machine that is busy with something else a product can wait for a
-thread that the other work has taken off its core. :func:`blas_limit` is the one place where
+its threads for each of them. On a quiet machine that saves little (at most
+18 % of the wall time, for 1.6-1.8 times the CPU time, measured); on a machine
+that is busy with something else a product can wait for a thread that the
+other work has taken off its core (2-11 times the wall time, measured). :func:`blas_limit` is the one place where
 kmt_ref limits the BLAS for such a loop, with threadpoolctl's
 ``threadpool_limits(limits=1, user_api="blas")``; the limit is lifted when the
 loop ends. scikit-learn does the same in ``sklearn/cluster/_kmeans.py``: its

@@ -31,6 +31,7 @@ and a book folder holding any other file is refused (a user's file is never dele
 from __future__ import annotations
 
 import html
+import importlib.util
 import json
 import os
 import posixpath
@@ -145,6 +146,9 @@ def checkout_root(root=None, name="root"):
     folder = Path(__file__).resolve().parents[1] if root is None else Path(root)
     missing = [f for f, ok in (("README.md", (folder / "README.md").is_file()),
                                ("notebooks/", (folder / "notebooks").is_dir())) if not ok]
+    if root is not None and not folder.is_dir():
+        raise ValueError(f"{name}={str(root)!r} is not a folder" + (" (it is a file)" if folder.exists() else
+                                                                     " (it does not exist)"))
     if not missing:
         return folder
     if root is None:
@@ -394,12 +398,18 @@ def check_out(out, name="out"):
                          f"({shown}): move them, or choose another folder")
 
 
+#: what the book needs beyond kmt_ref's own dependencies (the extra "book" of pyproject.toml): import name -> package
+BOOK_PACKAGES = {"nbformat": "nbformat", "nbconvert": "nbconvert", "jupyter_server_mathjax": "jupyter-server-mathjax"}
+
+
 def _mathjax_folder():
-    try:
-        import jupyter_server_mathjax
-    except ImportError:
-        raise ValueError("the book serves MathJax from the package jupyter-server-mathjax: "
-                         "pip install -r requirements.txt") from None
+    """The MathJax the site serves, after checking that every package of :data:`BOOK_PACKAGES` is there."""
+    missing = [package for module, package in BOOK_PACKAGES.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise ValueError(f"the book needs {', '.join(missing)}, not installed: pip install -r requirements.txt "
+                         f"in a checkout, or pip install 'kmt_ref[book]'")
+    import jupyter_server_mathjax
+
     return Path(jupyter_server_mathjax.__file__).parent / "static"
 
 

@@ -1,4 +1,4 @@
-"""The two runs of the suite: ``python -m pytest`` (the default, a few minutes) and ``python -m pytest --run-slow``.
+"""The two runs of the suite: ``python -m pytest`` (the default) and ``python -m pytest --run-slow`` (README, "The tests").
 
 Tests marked ``slow`` are skipped by default, with the option to run them in the reason: the stored notebooks
 executed in a kernel, the real nbgrader runs, the course site opened in a browser and the wheel installed into

@@ -32,10 +32,13 @@ One block (:func:`attention`, its scores, :class:`FeedForward`) is computed in
 (:mod:`kmt_ref.core.exact.layer`) both stand on; its functions are re-exported
 here. Its flag ``HAND_VJP`` is not: :func:`attention` reads
 ``kmt_ref.core.blocks.HAND_VJP`` at every call, so that is the one to set
-(``monkeypatch.setattr(kmt_ref.core.blocks, "HAND_VJP", False)`` in a test).
+(``monkeypatch.setattr(kmt_ref.core.blocks, "HAND_VJP", False)`` in a test); reading or setting
+``HAND_VJP`` here raises an ``AttributeError`` that says so.
 """
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import dataclass, field
 
 import numpy as onp
@@ -60,11 +63,29 @@ __all__ = [
 ]
 
 
+_MOVED = ("HAND_VJP is kept in kmt_ref.core.blocks, which attention() reads at every call: "
+          "set kmt_ref.core.blocks.HAND_VJP")
+
+
 def __getattr__(name):
     if name == "HAND_VJP":  # it moved with the block; a copy here would be a second flag that nothing reads
-        raise AttributeError("HAND_VJP is kept in kmt_ref.core.blocks, which attention() reads at every call: "
-                             "set kmt_ref.core.blocks.HAND_VJP")
+        raise AttributeError(_MOVED)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _RefusesHandVJP(types.ModuleType):
+    """This module, refusing an assignment to ``HAND_VJP`` (which would make a flag that nothing reads).
+
+    It holds no state and forwards nothing: every other attribute is set, read and deleted as usual.
+    """
+
+    def __setattr__(self, name, value):
+        if name == "HAND_VJP":
+            raise AttributeError(_MOVED)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _RefusesHandVJP
 
 
 # --------------------------------------------------------------------------

@@ -290,9 +290,9 @@ def _evaluate(args):
     return 0
 
 
-BLAS_HELP = ("BLAS threads of the loop, >= 1 (default 1: its thousands of small matrix products lose time "
-             "waking a second thread, several times over on a busy machine; an OPENBLAS_NUM_THREADS or "
-             "OMP_NUM_THREADS set in the environment is kept instead)")
+BLAS_HELP = ("BLAS threads of the loop, >= 1 (default 1: for its thousands of small matrix products a second "
+             "thread saves little on a quiet machine and costs several times the wall time on a busy one; an "
+             "OPENBLAS_NUM_THREADS or OMP_NUM_THREADS set in the environment is kept instead)")
 
 
 def register(subparsers):

@@ -827,15 +827,17 @@ answer = None  # explored; see the model answer
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# In floating point the three vectors do not sum to 0 but to about $(-2.2, 3.3)\cdot10^{-16}$: the
-# rounding errors of `cos` and `sin`. That tiny vector is not zero, so it is normalized, and the "center"
-# is a **unit vector pointing in the direction of the rounding error**. Rotated by 0.1, 0.3 or 1.0 rad,
-# the data keep their symmetry, but the center does not turn with them: its angles above are not the
-# first ones plus the rotation. Which angles come out depends on how the sum is rounded, so another
-# numpy can print others: the run above gives 116.6° for the order (0, 1, 2) and 122.0° for (0, 2, 1);
-# numpy 1.24 gives 123.7° in every order, and still does not turn with the rotated data. The transformer gives exactly the same numbers as
-# `spherical_kmeans`, because both sum in the same order (the code documents that choice), but that
-# agreement is about summation order, not about the data.
+# In floating point the three vectors do not sum to 0 but to a vector of order $10^{-16}$: the
+# rounding errors of `cos` and `sin`, and of the additions. The print above is numpy's `sum`;
+# `spherical_kmeans` adds the members its own way, which can round to another such vector. That tiny
+# vector is not zero, so it is normalized, and the "center" is a **unit vector pointing in the
+# direction of the rounding error** of the sum that was formed. Rotated by 0.1, 0.3 or 1.0 rad, the
+# data keep their symmetry, but the center does not turn with them: its angles above are not the first
+# ones plus the rotation. Which angles come out depends on how the sum is rounded, so another numpy can
+# print others: the run above gives 116.6° for the order (0, 1, 2) and 122.0° for (0, 2, 1); numpy 1.24
+# gives 123.7° in every order, and its center does not turn with the rotated data either. The
+# transformer gives exactly the same numbers as `spherical_kmeans`, because both sum in the same order
+# (the code documents that choice), but that agreement is about summation order, not about the data.
 #
 # The map $s \mapsto s/\|s\|$ has an infinite condition number at $s = 0$: a relative perturbation
 # of the inputs of size $\varepsilon \approx 10^{-16}$ changes $s$ by about $\varepsilon$, and when

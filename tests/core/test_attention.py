@@ -60,6 +60,13 @@ def test_hand_vjp_lives_in_blocks_only(monkeypatch):
 
     with pytest.raises(AttributeError, match="kmt_ref.core.blocks.HAND_VJP"):
         attention_module.HAND_VJP
+    with pytest.raises(AttributeError, match="kmt_ref.core.blocks.HAND_VJP"):
+        attention_module.HAND_VJP = False
+    with pytest.raises(AttributeError, match="kmt_ref.core.blocks.HAND_VJP"):
+        monkeypatch.setattr(attention_module, "HAND_VJP", False, raising=False)
+    monkeypatch.setattr(attention_module, "layer_forward", None)  # every other attribute as usual
+    monkeypatch.undo()
+    assert callable(attention_module.layer_forward) and attention_module.layer_forward is not None
     assert blocks_module.HAND_VJP is True
     monkeypatch.setattr(blocks_module, "HAND_VJP", False)
     assert blocks_module.HAND_VJP is False
