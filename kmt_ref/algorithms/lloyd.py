@@ -227,7 +227,7 @@ def finish_trace(X, centers, labels, info, frame, objective=None):
     ``centers[t]``, already computed (as :func:`lloyd` does, alongside its labels).
     """
     J = np.array([frame_objective(X, C) for C in centers]) if objective is None else objective  # (T+1,)
-    return ClusteringTrace(centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J),
+    return ClusteringTrace(centers=frame.read_out(centers), labels=labels, objective=frame.objective(J),
                            info=info, log_objective=frame.log_objective(J))
 
 
