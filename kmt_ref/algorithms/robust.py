@@ -27,7 +27,13 @@ __all__ = ["robust_kmeans", "robust_kmeans_transformer"]
 # The classical algorithm (plain NumPy)
 # ==========================================================================
 def _sparsemax_plain(z):
-    """Sparsemax of a 1-D vector by Martins & Astudillo's support test (an independent form)."""
+    """Sparsemax of a 1-D vector by Martins & Astudillo's support test (an independent form).
+
+    The scores are first shifted to a maximum of exactly 0 (sparsemax is invariant under a shift):
+    the support test ``1 + s z_(s) > z_{1:s}`` then holds at ``s = 1`` in floating point too, where
+    for scores of size 1e16 (a far center) ``1 + z_(1)`` would round to ``z_(1)`` and leave no support.
+    """
+    z = z - np.max(z)
     z_desc = np.sort(z)[::-1]
     csum = np.cumsum(z_desc)
     s = np.arange(1, z.size + 1)

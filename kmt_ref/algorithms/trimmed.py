@@ -54,7 +54,7 @@ def _best_prefix(z_desc):
     (The smallest maximiser would not be that limit.)
     """
     tau = np.max((np.cumsum(z_desc) - 1.0) / np.arange(1, z_desc.size + 1))
-    if tau > z_desc[0] - 1.0:
+    if tau > z_desc[0] - 1.0:  # z_desc[0] = 0 for shifted scores: tau > -1
         return int(np.count_nonzero(z_desc >= tau))
     return int(np.count_nonzero(z_desc > tau))
 
@@ -100,7 +100,12 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     ``1/gamma2`` in squared distance: ``gamma2 = 0`` keeps every member
     (Lloyd), ``gamma2 -> inf`` keeps only the closest member. Equal distances
     are kept or dropped together; a singleton cluster moves onto its point.
-    Distances are computed directly as ``||x_i - c_j||^2``.
+    Distances are computed directly as ``||x_i - c_j||^2`` (the squares of the
+    coordinates' differences added in coordinate order), and the scores as
+    ``gamma2 (S_i - max S)`` with ``S_i = -||x_i - c_j||^2``: ``z`` shifted so
+    that its maximum is exactly 0 (the rule is invariant under a shift), so
+    that a far center's huge scores do not swallow the ``- 1`` of the
+    criterion, and the circuit computes the very same numbers.
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
@@ -108,7 +113,8 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     kept = np.zeros(labels.shape, dtype=bool)
 
     def update(t, j, members, c):
-        z = -g * sq_dist(X[:, members], c)  # (n_j,)
+        S = -sq_dist(X[:, members], c)  # (n_j,) computed directly, coordinate by coordinate
+        z = g * (S - np.max(S))  # shifted to a maximum of exactly 0: the circuit's normmax arithmetic
         order = np.argsort(-z, kind="stable")
         chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
         kept[t, chosen] = True
@@ -122,33 +128,34 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
 # --------------------------------------------------------------------------
 # Trimmed k-means, Cuesta-Albertos, Gordaliza & Matran (1997)
 # --------------------------------------------------------------------------
-def trimmed_size(n, rho):
+def trimmed_size(n, rho, name="rho"):
     """``h = ceil((1 - rho) n)``, the number of points trimmed k-means keeps (``rho`` the trimming proportion).
 
     ``(1 - rho) n`` is rounded to 9 decimals before the ceiling, so that
     floating-point noise (``(1 - 0.7) * 10 = 3.0000000000000004``) does not add
-    a point. Always ``1 <= h <= n``.
+    a point. Always ``1 <= h <= n``. ``name``: the argument's name in an error
+    message (the keyword the caller used).
     """
     if isinstance(rho, bool) or not isinstance(rho, numbers.Real):
-        raise TypeError(f"rho must be a real number in [0, 1), got {rho!r} ({type(rho).__name__})")
-    rho = float(rho)
+        raise TypeError(f"{name} must be a real number in [0, 1), got {rho!r} ({type(rho).__name__})")
+    given, rho = rho, float(rho)
     if not 0.0 <= rho < 1.0:  # also rejects NaN
-        raise ValueError(f"trimming proportion rho={rho!r} should be in [0, 1)")
+        raise ValueError(f"trimming proportion {name}={given!r} should be in [0, 1)")
     return min(n, max(1, math.ceil(round((1.0 - rho) * n, 9))))
 
 
 def _trimming_proportion(rho, alpha):
-    """``rho``, or the deprecated keyword ``alpha`` (with a ``DeprecationWarning`` naming ``rho``)."""
+    """``(value, name)``: ``rho``, or the deprecated keyword ``alpha`` (with a ``DeprecationWarning`` naming ``rho``)."""
     if alpha is None:
         if rho is None:
             raise TypeError("trimmed_kmeans() missing the trimming proportion: pass rho=... (0 <= rho < 1)")
-        return rho
+        return rho, "rho"
     if rho is not None:
         raise TypeError(f"trimmed_kmeans() got both rho={rho!r} and alpha={alpha!r}: pass rho only")
     warnings.warn("trimmed_kmeans(alpha=...) is deprecated and will be removed in 0.2: the trimming "
                   "proportion is named rho (alpha is the normmax exponent); pass rho=...",
                   DeprecationWarning, stacklevel=3)
-    return alpha
+    return alpha, "alpha"
 
 
 def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
@@ -191,9 +198,9 @@ def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
     Ties in ``D`` at the cut are broken by the lowest point index (a stable
     sort). The trimmed objective never increases.
     """
-    rho = _trimming_proportion(rho, alpha)
+    rho, rho_name = _trimming_proportion(rho, alpha)
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
-    h = trimmed_size(X.shape[1], rho)
+    h = trimmed_size(X.shape[1], rho, rho_name)
 
     def nearest(C):
         lab, _ = nearest_center(X, C)  # ties: lowest index
@@ -429,8 +436,14 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     g = frame.gamma(gamma2, "gamma2")  # it weighs squared data distances: scaled into the frame
     gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag)
     d, k = C0.shape
-    params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
-    layer = sparse_update_layer("normmax", (("alpha", np.inf),))
+    with np.errstate(over="ignore"):
+        unit = g > 0 and np.isfinite(max(gamma1, gamma_flag) / g)  # the penalties in units of g
+    if unit:  # block 3 at inverse temperature g over -||x_i - c_j||^2 - (gamma1/g) ||e_j - y_i||^2 - ...
+        params, emb = sparse_update_weights(d, k, 1.0, gamma1 / g, gamma_flag / g)
+    else:  # g = 0 (every member scores exactly 0: Lloyd) or a g so small that gamma1 / g overflows
+        params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
+    layer = sparse_update_layer("normmax", (("alpha", np.inf),), score="euclidean_direct",
+                                gamma=g if unit else 1.0)
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
                        chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
     trace.info.update(variant="trimmed", gamma2=gamma2, gamma1=gamma1, gamma_flag=gamma_flag)
