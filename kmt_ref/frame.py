@@ -25,7 +25,9 @@ So the data are first moved into a **frame**, as part of the embedding
   Scaling by a power of two is exact.
 
 On data of ordinary position and scale the frame is the identity and changes
-no bit of any result. Labels are invariant under shifting the data (up to the
+no bit of any result (but the sign of a zero: ``-0.0`` enters as ``+0.0``,
+:meth:`Frame.to_frame`). Data whose points are all the same have no extent:
+then the largest ``|c~|`` of the initial centers sets ``e``. Labels are invariant under shifting the data (up to the
 rounding of the shifted points themselves) and bit-for-bit invariant under
 scaling by powers of two.
 

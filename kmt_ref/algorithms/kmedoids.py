@@ -9,7 +9,11 @@ states a k-medoids rule)::
 
 The circuit (:func:`randomized_kmedoids_transformer`): an extra decoder block
 writes ``mu_j``, then block 3 is hard Gumbel attention over the members. The
-same ``numpy.random.Generator`` stream drives both, so they are identical.
+same ``numpy.random.Generator`` stream drives both, so they draw the same
+members wherever ``gamma`` times the squared extent of the data is at most
+about 1e8 (checked there): the circuit's logits are one matrix product, rounded at
+about ``eps gamma D^2``, the reference's direct, so far beyond that scale two
+members tied in the reference can be told apart by rounding in the circuit.
 The classical loop draws its noise with :func:`kmt_ref.core.normalizers.gumbel_noise`,
 the transformer's own sampler: that shared random stream is its one import from the core.
 """
@@ -48,7 +52,8 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
     rng : numpy.random.Generator
         The only source of randomness. Passing a Generator in the same state
         to :func:`kmt_ref.algorithms.kmedoids.randomized_kmedoids_transformer` gives
-        the identical trace.
+        the identical trace (where ``gamma`` times the squared extent is at most
+        about 1e8: module docstring).
     empty : {"keep"}
 
     Returns
@@ -245,7 +250,8 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
         Drives the Gumbel noise (one (n + k, k) draw per layer). The same
         Generator state given to
         :func:`kmt_ref.algorithms.kmedoids.randomized_kmedoids` gives the
-        identical trace.
+        identical trace (where ``gamma`` times the squared extent is at most
+        about 1e8: module docstring).
     gamma1, gamma_flag : float, optional
         Default: :func:`separating_penalties` with the Gumbel noise width.
     record : bool
@@ -268,7 +274,7 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     rng = check_rng(rng)
     g = frame.gamma(gamma)  # it weighs squared data distances: scaled into the frame
-    gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH)
+    gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH, initial=False)
     d, k = C0.shape
     params, emb = kmedoids_weights(d, k, g, gamma1, gamma_flag)
     # block 3 has k queries: never split it into chunks, so the noise is one (n + k, k) draw per layer

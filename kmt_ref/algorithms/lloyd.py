@@ -429,8 +429,8 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
 
     Notes
     -----
-    At ``gamma = inf`` the trace equals :func:`kmt_ref.lloyd` exactly
-    (labels) and to rounding (centers, ~1e-16 relative), including ties
+    At ``gamma = inf`` the trace equals :func:`kmt_ref.lloyd` bit for bit
+    (labels, centers and objective, the sign of zero included), including ties
     (lowest index), duplicates, empty clusters (kept), ``k = 1`` and ``k = n``.
     Integer and float32 input is computed in float64.
     """

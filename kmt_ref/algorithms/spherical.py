@@ -197,7 +197,9 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
        Block 4 then removes the old ``c_j``: ``(c_j - c_j) + mu_j/||mu_j||``.
 
     Blocks 2 and 4 are Theorem 2.1's exact resets. This equals
-    :func:`kmt_ref.spherical_kmeans`: labels exactly, centers to ~1e-16.
+    :func:`kmt_ref.spherical_kmeans`: labels exactly, centers bit for bit,
+    for every ``chunk_size`` (no chunk of queries is a one-column product:
+    :func:`kmt_ref.trace.query_chunks`).
 
     Policies: ties go to the lowest index; an empty cluster keeps its
     center; a cluster whose member sum is exactly zero (antipodal members,

@@ -372,7 +372,7 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     gamma1, gamma_flag : float, optional
         Member penalty and default-token flag; default
         :func:`~kmt_ref.algorithms.sparse_update.separating_penalties`,
-        ``gamma1 = gamma_flag = gamma2 D^2 + 2``. The result equals the
+        ``gamma1 = gamma_flag = gamma2 D^2 (1 + 2^-20) + 2``. The result equals the
         reference whenever the three conditions in the Notes hold; smaller
         values give a different (valid) transformer with no reference.
     record : bool
@@ -383,8 +383,8 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     Returns
     -------
     ClusteringTrace
-        Equal to :func:`kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`
-        (labels exactly, centers to rounding).
+        Equal to :func:`kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`:
+        labels exactly, centers bit for bit.
 
     Notes
     -----
@@ -401,17 +401,24 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     another center token below ``-2 gamma1 - gamma_flag``. alpha = inf normmax
     keeps a score only if it lies above ``max z - 1`` (or is the maximum), and
     scores at or below ``max z - 1`` do not move its threshold. With ``D`` a
-    bound on every point-center distance that can occur (all centers stay in
-    the convex hull of ``[X, C0]``, so the diameter of its bounding box, in
-    the data's units), the best member scores at least ``-gamma2 D^2`` and a
-    non-member at most ``-2 gamma1``; so, in exact arithmetic, the scores
-    separate if::
+    bound on the distance from every non-empty cluster's center to its nearest
+    member (:func:`~kmt_ref.algorithms.sparse_update.member_distance_bound`:
+    the data's bounding box, and each point's nearest initial center), the best
+    member scores at least ``-gamma2 D^2`` and a non-member at most
+    ``-2 gamma1``; so, in exact arithmetic, the scores separate if::
 
         2 gamma1   >= gamma2 D^2 + 1     (every non-member out of a cluster with members)
         gamma_flag >= gamma2 D^2 + 1     (the own token out of a cluster with members)
         2 gamma1   >= gamma_flag + 1     (an empty cluster: its own token alone, c_j kept)
 
-    The computed scores carry rounding at the scale of ``gamma1`` and
+    Block 3 runs at inverse temperature ``gamma2`` over
+    ``-||x_i - c_j||^2 - (gamma1/gamma2) ||e_j - y_i||^2 - ...``, computed from
+    the tokens' differences (``score="euclidean_direct"``), so a member's score
+    is the reference's own ``-||x_i - c_j||^2``, bit for bit, and the normmax
+    shifts it by the same maximum: exact ties of ``(z_{1:s} - 1)/s`` (integer
+    data, dyadic ``gamma2``) are decided alike. (At ``gamma2 = 0``, or one so
+    small that ``gamma1/gamma2`` overflows, ``gamma2`` stays in the weights.)
+    The other scores carry rounding at the scale of ``gamma1`` and
     ``gamma_flag``, so in floating point the inequalities need a margin: at
     exact equality, an empty cluster whose center sits on another cluster's
     point ties that point with its own token's margin, and rounding decides
