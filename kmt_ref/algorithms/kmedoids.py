@@ -9,11 +9,10 @@ states a k-medoids rule)::
 
 The circuit (:func:`randomized_kmedoids_transformer`): an extra decoder block
 writes ``mu_j``, then block 3 is hard Gumbel attention over the members. The
-same ``numpy.random.Generator`` stream drives both, so they draw the same
-members wherever ``gamma`` times the squared extent of the data is at most
-about 1e8 (checked there): the circuit's logits are one matrix product, rounded at
-about ``eps gamma D^2``, the reference's direct, so far beyond that scale two
-members tied in the reference can be told apart by rounding in the circuit.
+same ``numpy.random.Generator`` stream drives both, and both compute the
+same logits (the member mean summed in point order, the distances to it
+directly, shifted to a maximum of 0, then ``gamma`` times them plus the
+noise), so they are identical, tied medoids included, at any scale.
 The classical loop draws its noise with :func:`kmt_ref.core.normalizers.gumbel_noise`,
 the transformer's own sampler: that shared random stream is its one import from the core.
 """
@@ -27,7 +26,7 @@ from ..core.attention import Block, Sublayer
 from ..core.normalizers import gumbel_noise
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..validation import check_count, check_gamma, check_rng
-from .lloyd import finish_trace, start_trace
+from .lloyd import cluster_means, finish_trace, start_trace
 from .sparse_update import GUMBEL_WIDTH, assign_then_update, penalties, sq_dist
 
 __all__ = ["randomized_kmedoids", "MedoidEmbedding", "kmedoids_weights", "kmedoids_layer",
@@ -52,8 +51,7 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
     rng : numpy.random.Generator
         The only source of randomness. Passing a Generator in the same state
         to :func:`kmt_ref.algorithms.kmedoids.randomized_kmedoids_transformer` gives
-        the identical trace (where ``gamma`` times the squared extent is at most
-        about 1e8: module docstring).
+        the identical trace.
     empty : {"keep"}
 
     Returns
@@ -71,7 +69,8 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
         c_j <- x_{i*},  i* ~ softmax_{i in M_j}(-gamma ||x_i - mu_j||^2)   (empty: c_j)
 
     The draw is the Gumbel-max trick: ``i* = argmax_{i in M_j}
-    (-gamma ||x_i - mu_j||^2 + g_ij)`` with standard Gumbel ``g`` from
+    (gamma (S_i - max S) + g_ij)``, ``S_i = -||x_i - mu_j||^2`` (the shift
+    changes no draw; it is the circuit's arithmetic) with standard Gumbel ``g`` from
     :func:`kmt_ref.core.normalizers.gumbel_noise` (ties: lowest index). To share
     one random stream with the transformer, each step draws the noise array
     the transformer's block 3 draws, one variable per (key, center) pair with
@@ -113,8 +112,9 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
         noise["G"] = gumbel_noise(rng, (n + k, k))  # the transformer's (keys, queries) noise
 
     def update(t, j, members, c):
-        mu = np.mean(X[:, members], axis=1)
-        logits = -g * sq_dist(X[:, members], mu) + noise["G"][members, j]
+        mu = cluster_means(X[:, members], np.zeros(members.size, dtype=np.intp), c[:, None])[0][:, 0]  # in point order
+        S = -sq_dist(X[:, members], mu)  # (n_j,) computed directly, coordinate by coordinate
+        logits = g * (S - np.max(S)) + noise["G"][members, j]  # shifted to a maximum of 0: the circuit's arithmetic
         medoids[t, j] = members[int(np.argmax(logits))]  # Gumbel-max draw; ties: lowest index
         return X[:, medoids[t, j]]
 
@@ -219,11 +219,13 @@ def kmedoids_weights(d, k, gamma, gamma1, gamma_flag):
     return params, emb
 
 
-def kmedoids_layer():
+def kmedoids_layer(gamma=1.0, score="euclidean"):
     """The k-medoids layer: encoder, then the mean sublayer, then the sampling sublayer.
 
     Each sublayer lists its reset block first, so the residual sum is
     ``(old - old) + new`` (exact in floating point), as in :func:`lloyd_layer`.
+    ``gamma`` and ``score``: block 3's inverse temperature and score
+    (:func:`randomized_kmedoids_transformer` runs it at ``gamma`` over direct distances).
     """
     return (
         Sublayer("X", (Block("2", keys="X", normalizer="hardmax", gamma=np.inf),
@@ -231,7 +233,8 @@ def kmedoids_layer():
         Sublayer("C", (Block("mu_reset", keys="C", normalizer="hardmax", gamma=np.inf),
                        Block("mu", keys="X+C", normalizer="hardmax_average", gamma=np.inf))),
         Sublayer("C", (Block("4", keys="C", normalizer="hardmax", gamma=np.inf),
-                       Block("3", keys="X+C", normalizer="gumbel", gamma=1.0, options=(("hard", True),)))),
+                       Block("3", keys="X+C", score=score, normalizer="gumbel", gamma=gamma,
+                             options=(("hard", True),)))),
     )
 
 
@@ -250,8 +253,7 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
         Drives the Gumbel noise (one (n + k, k) draw per layer). The same
         Generator state given to
         :func:`kmt_ref.algorithms.kmedoids.randomized_kmedoids` gives the
-        identical trace (where ``gamma`` times the squared extent is at most
-        about 1e8: module docstring).
+        identical trace.
     gamma1, gamma_flag : float, optional
         Default: :func:`separating_penalties` with the Gumbel noise width.
     record : bool
@@ -276,10 +278,16 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
     g = frame.gamma(gamma)  # it weighs squared data distances: scaled into the frame
     gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH, initial=False)
     d, k = C0.shape
-    params, emb = kmedoids_weights(d, k, g, gamma1, gamma_flag)
+    with np.errstate(over="ignore"):
+        unit = g > 0 and np.isfinite(max(gamma1, gamma_flag) / g)  # the penalties in units of g
+    if unit:  # block 3 at inverse temperature g over -||x_i - mu_j||^2 - (gamma1/g) ||e_j - y_i||^2 - ...
+        params, emb = kmedoids_weights(d, k, 1.0, gamma1 / g, gamma_flag / g)
+    else:  # g = 0 (every member's logit is its noise) or a g so small that gamma1 / g overflows
+        params, emb = kmedoids_weights(d, k, g, gamma1, gamma_flag)
     # block 3 has k queries: never split it into chunks, so the noise is one (n + k, k) draw per layer
     chunk_size = max(check_count(chunk_size, "chunk_size", minimum=1), k)
-    trace = run_layers(X, params, kmedoids_layer(), emb, C0, n_layers, rng=rng, record=record,
+    layer = kmedoids_layer(g if unit else 1.0, "euclidean_direct")
+    trace = run_layers(X, params, layer, emb, C0, n_layers, rng=rng, record=record,
                        chunk_size=chunk_size, frame=frame)
     trace.info.update(variant="kmedoids", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)
     return trace

@@ -44,12 +44,16 @@ def instances(draw, max_n=12, max_d=4, max_k=5, scales=True, grid_only=False, fa
     if draw(st.booleans()):  # signed zeros
         X = np.where(X == 0, -0.0, X)
         C0 = np.where(C0 == 0, -0.0, C0)
+    inst_unscaled = (X.copy(), C0.copy())
     if scales:
         scale = draw(st.sampled_from([1.0, 1.0, 2.0**-600, 2.0**-40, 2.0**40, 2.0**600, 1e-300, 1e300, 3.0]))
         offset = draw(st.sampled_from([0.0, 0.0, 1e3, 1e9, -1e12]))
         if offset and scale < 1e-3 or offset and scale > 1e3:
             offset = 0.0  # an offset swamping the data leaves nothing to cluster
-        X, C0 = X * scale + offset, C0 * scale + offset
+        with np.errstate(over="ignore"):
+            X, C0 = X * scale + offset, C0 * scale + offset
+        if not (np.all(np.isfinite(X)) and np.all(np.isfinite(C0))):  # a far center beyond float64: unscaled
+            X, C0 = inst_unscaled
     layout = draw(st.sampled_from(["C", "C", "F", "strided"]))
     if layout == "F":
         X, C0 = np.asfortranarray(X), np.asfortranarray(C0)
