@@ -95,11 +95,11 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
-    g = frame.gamma(gamma)  # acts on squared data distances
-    d = X.shape[0]
+    g = frame.gamma(gamma) / np.sqrt(X.shape[0])  # acts on squared data distances
 
     def update(t, j, members, c):
-        p = _sparsemax_plain(-g * sq_dist(X[:, members], c) / np.sqrt(d))  # (n_j,)
+        S = -sq_dist(X[:, members], c)  # (n_j,) computed directly, coordinate by coordinate
+        p = _sparsemax_plain(g * (S - np.max(S)))  # (n_j,) the circuit's shifted scores
         a = X[:, members[np.argmax(p)]]  # the first member of largest weight: the anchor
         return a + (X[:, members] - a[:, None]) @ p / np.sum(p)  # copies of one point give that point
 
@@ -139,7 +139,12 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     authors' robust rule (their code). The layer realising it -- block 3 with
     sparsemax over one Euclidean score ``-||K3 kbar - Q3 cbar||^2`` with
     ``g = gamma / sqrt(d)`` (:func:`sparse_update_weights`), the penalty and
-    the default token -- is the project's construction.
+    the default token -- is the project's construction. It runs at inverse
+    temperature ``g`` over distances computed from the tokens' differences
+    (``score="euclidean_direct"``): a member's score is the reference's
+    ``-||x_i - c_j||^2`` bit for bit, with no rounding at the scale of the
+    penalties (which a far initial center with members makes large), so the
+    weights differ only by the two sparsemax thresholds' rounding.
 
     Policies: as :func:`trimmed_kmeans_transformer`; equal distances get equal
     weights.
@@ -170,8 +175,13 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     d, k = C0.shape
     g = frame.gamma(gamma) / np.sqrt(d)  # it weighs squared data distances: scaled into the frame
     gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag)
-    params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
-    layer = sparse_update_layer("sparsemax")
+    with np.errstate(over="ignore"):
+        unit = g > 0 and np.isfinite(max(gamma1, gamma_flag) / g)  # the penalties in units of g
+    if unit:  # sparsemax at inverse temperature g over -||x_i - c_j||^2 - (gamma1/g) ||e_j - y_i||^2 - ...
+        params, emb = sparse_update_weights(d, k, 1.0, gamma1 / g, gamma_flag / g)
+    else:  # g = 0 (equal weights: Lloyd) or a g so small that gamma1 / g overflows
+        params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
+    layer = sparse_update_layer("sparsemax", score="euclidean_direct", gamma=g if unit else 1.0)
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
                        chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
     trace.info.update(variant="robust", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)

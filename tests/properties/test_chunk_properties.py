@@ -1,4 +1,6 @@
 """The equalities at the chunk boundaries: n around 1024, 2048 and 4096 points, k above 1024 centers."""
+from pathlib import Path
+
 import numpy as np
 from hypothesis import example, given, settings, strategies as st
 
@@ -35,9 +37,15 @@ def _sphere_case():
     return X, X[:, rng.choice(4097, 1025, replace=False)]
 
 
+def _stored_case(name):
+    with np.load(Path(__file__).with_name(name)) as f:
+        return f["X"].astype(float), f["C0"].astype(float)
+
+
 @settings(max_examples=FEW)
 @given(large(ks=(1, 3, 17, 1025)), st.sampled_from([1000, 1024, 4097]))
 @example(_sphere_case(), 1024)  # the last of 4097 points alone in its chunk of queries
+@example(_stored_case("spherical_n4095_k1025.npz"), 1024)  # a near-tie the chunks of 1024 queries decided
 def test_spherical_at_chunk_boundaries(inst, chunk_size):
     X, C0 = inst
     if np.any(np.all(X == 0, axis=0)):

@@ -77,14 +77,18 @@ def test_spherical_circuit_is_its_rule_bit_for_bit(inst, T, chunk_size):
 @example((FAR, np.array([[0.5, 1e4]])), 2, 5.0)  # a far empty center
 @example((FAR, np.array([[0.5, 1e5]])), 2, 0.01)
 @example((np.array([[0.0, 1.0]]), np.array([[1e8]])), 1, 1.0)  # a far center with members
+@example((np.array([[0.12573022, -0.13210486]]), np.array([[1e4]])), 2, 0.7)  # ... whose penalties enter layer 2
 def test_robust_circuit_is_its_rule_to_rounding(inst, T, gamma):
-    """Centers to 1e-10 of the extent; labels part only where the exact distances tie to 1e-10 of its square."""
+    """Centers to 1e-10 of the extent (plus the read-out's rounding in a shifted frame); labels part only where
+    the exact distances tie to 1e-10 of its square."""
     X, C0 = inst
     tr, ref = both(lambda: robust_kmeans(X, C0, T, gamma), lambda: robust_kmeans_transformer(X, C0, T, gamma))
     assert_near_tie_partings(tr, ref, X, 1e-10)
 
 
 @given(instances(), st.integers(1, 4), st.sampled_from([0.5, 1.0, 3.0]))
+@example((np.array([[1000000001.6597818, 1000000000.6528019, 999999999.82603, 999999993.0431917,
+                     1000000001.2944825, 999999993.6211606]]), np.array([[1000000001.6597818] * 2])), 1, 0.5)
 def test_soft_circuit_is_its_rule_to_rounding(inst, T, beta):
     """Centers to 1e-12 of the extent, partings only at exact near-ties (where the circuit runs: its linear
     block 3 refuses a cluster whose responsibilities all underflow)."""
