@@ -85,7 +85,7 @@ from ..trace import nearest_center, nearest_labels
 from ..validation import check_gamma
 from .lloyd import lloyd_layer, lloyd_weights
 
-__all__ = ["separating_penalties", "member_distance_bound", "sparse_update_weights", "sparse_update_layer",
+__all__ = ["separating_penalties", "member_distance_bound", "member_scores", "direct_weights", "score_scale", "sparse_update_weights", "sparse_update_layer",
            "GUMBEL_WIDTH"]
 
 #: width of the Gumbel noise range: the most noise can change a score gap
@@ -107,6 +107,47 @@ def sq_dist(X, c):
     for row in diff[1:]:
         acc += row * row
     return acc
+
+
+#: the coefficients ``g`` of the squared distance that block 3 takes as a score scale ``1/g`` (below: inside
+#: the weights, as ``sqrt(g)``): within it ``1/g`` and the penalties divided by ``g`` are finite
+SCALED_RANGE = (2.0**-900, 2.0**900)
+
+
+def score_scale(g):
+    """``1/g``, the ``scale`` block 3 divides its direct distances by (scores ``-||x - c||^2 / (1/g)``), or None.
+
+    None for ``g = 0`` and outside :data:`SCALED_RANGE`; then ``sqrt(g)`` sits in the weights instead.
+    """
+    return 1.0 / g if SCALED_RANGE[0] <= g <= SCALED_RANGE[1] else None
+
+
+def member_scores(Xm, c, g):
+    """The members' block-3 scores ``-g ||x_i - c||^2``, as the circuits compute them, shifted to a maximum of 0.
+
+    ``S_i = -||x_i - c||^2 / (1/g)`` (:func:`sq_dist`, :func:`score_scale`) minus ``max S``: the numbers
+    block 3 of the trimmed, robust and k-medoids circuits hands its normalizer (direct distances
+    between tokens that differ only in their data rows, the same division, the same shift), so that
+    reference and circuit decide every tie alike; exact for a power-of-two ``g``. The shift also keeps
+    a far center's huge scores from swallowing the ``1`` of the sparse normalizers' threshold.
+    """
+    scale = score_scale(g)
+    D = sq_dist(Xm, c)
+    S = -D / scale if scale is not None else -g * D
+    return S - np.max(S)
+
+
+def direct_weights(g, gamma1, gamma_flag):
+    """``(g_w, gamma1_w, gamma_flag_w, scale)``: block 3's weights and score scale for :func:`member_scores`.
+
+    With ``s = 1/g`` (:func:`score_scale`): ``(1, gamma1 s, gamma_flag s, s)``, the weights of
+    ``-||x_i - c_j||^2 - gamma1 s ||e_j - y_i||^2 - ...`` divided by ``s``: the same scores as
+    ``(g, gamma1, gamma_flag, 1)`` in exact arithmetic, the members' computed as the reference's.
+    """
+    scale = score_scale(g)
+    if scale is None or not np.isfinite(max(gamma1, gamma_flag) * scale):
+        return g, gamma1, gamma_flag, 1.0
+    return 1.0, gamma1 * scale, gamma_flag * scale, scale
 
 
 def assign_then_update(X, C, centers, labels, update, per_step=None):
@@ -261,9 +302,13 @@ def sparse_update_weights(d, k, g, gamma1, gamma_flag):
     return params, emb
 
 
-def sparse_update_layer(normalizer, options=(), score="euclidean", gamma=1.0):
-    """Theorem 2.1's layer (gamma = inf encoder) with block 3 replaced by ``normalizer`` over ``[Xbar', Cbar]``."""
-    block3 = Block("3", keys="X+C", score=score, normalizer=normalizer, gamma=gamma, options=tuple(options))
+def sparse_update_layer(normalizer, options=(), score="euclidean_direct", scale=1.0):
+    """Theorem 2.1's layer (gamma = inf encoder) with block 3 replaced by ``normalizer`` over ``[Xbar', Cbar]``.
+
+    Block 3's scores are divided by ``scale`` (:func:`direct_weights`).
+    """
+    block3 = Block("3", keys="X+C", score=score, normalizer=normalizer, gamma=1.0, scale=scale,
+                   options=tuple(options))
     layer = []
     for sub in lloyd_layer(np.inf, np.inf, "euclidean"):
         blocks = tuple(block3 if b.name == "3" else b for b in sub.blocks)

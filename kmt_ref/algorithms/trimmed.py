@@ -32,7 +32,8 @@ from ..core.tokens import prepare, run_layers
 from ..trace import nearest_center
 from ..validation import check_count, check_gamma, check_real_in
 from .lloyd import cluster_means, finish_trace, start_trace
-from .sparse_update import assign_then_update, penalties, sparse_update_layer, sparse_update_weights, sq_dist
+from .sparse_update import (assign_then_update, direct_weights, member_scores, penalties, sparse_update_layer,
+                            sparse_update_weights, sq_dist)
 
 __all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "linear_quantile", "trimmed_kmeans_quantile",
            "trimmed_kmeans_transformer"]
@@ -102,10 +103,12 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     are kept or dropped together; a singleton cluster moves onto its point.
     Distances are computed directly as ``||x_i - c_j||^2`` (the squares of the
     coordinates' differences added in coordinate order), and the scores as
-    ``gamma2 (S_i - max S)`` with ``S_i = -||x_i - c_j||^2``: ``z`` shifted so
+    ``S_i - max S`` with ``S_i = -||x_i - c_j||^2 / (1/gamma2)``
+    (:func:`~kmt_ref.algorithms.sparse_update.member_scores`): ``z`` shifted so
     that its maximum is exactly 0 (the rule is invariant under a shift), so
     that a far center's huge scores do not swallow the ``- 1`` of the
-    criterion, and the circuit computes the very same numbers.
+    criterion, and the circuit computes the very same numbers (exactly
+    ``-gamma2 ||x_i - c_j||^2`` up to the shift for a power-of-two ``gamma2``).
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
@@ -113,8 +116,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     kept = np.zeros(labels.shape, dtype=bool)
 
     def update(t, j, members, c):
-        S = -sq_dist(X[:, members], c)  # (n_j,) computed directly, coordinate by coordinate
-        z = g * (S - np.max(S))  # shifted to a maximum of exactly 0: the circuit's normmax arithmetic
+        z = member_scores(X[:, members], c, g)  # (n_j,) -g ||x_i - c||^2 shifted to a maximum of 0, as block 3
         order = np.argsort(-z, kind="stable")
         chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
         kept[t, chosen] = True
@@ -411,13 +413,13 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
         gamma_flag >= gamma2 D^2 + 1     (the own token out of a cluster with members)
         2 gamma1   >= gamma_flag + 1     (an empty cluster: its own token alone, c_j kept)
 
-    Block 3 runs at inverse temperature ``gamma2`` over
-    ``-||x_i - c_j||^2 - (gamma1/gamma2) ||e_j - y_i||^2 - ...``, computed from
-    the tokens' differences (``score="euclidean_direct"``), so a member's score
-    is the reference's own ``-||x_i - c_j||^2``, bit for bit, and the normmax
-    shifts it by the same maximum: exact ties of ``(z_{1:s} - 1)/s`` (integer
-    data, dyadic ``gamma2``) are decided alike. (At ``gamma2 = 0``, or one so
-    small that ``gamma1/gamma2`` overflows, ``gamma2`` stays in the weights.)
+    Block 3 computes ``-(||x_i - c_j||^2 + (gamma1/gamma2) ||e_j - y_i||^2 + ...)
+    / (1/gamma2)`` from the tokens' differences (``score="euclidean_direct"``,
+    ``scale = 1/gamma2``: :func:`~kmt_ref.algorithms.sparse_update.direct_weights`),
+    so a member's score is the reference's own number, bit for bit, and the
+    normmax shifts it by the same maximum: exact ties of ``(z_{1:s} - 1)/s``
+    (integer data, dyadic ``gamma2``) are decided alike. (At ``gamma2 = 0``,
+    or outside ``2^-900 .. 2^900``, ``sqrt(gamma2)`` sits in the weights.)
     The other scores carry rounding at the scale of ``gamma1`` and
     ``gamma_flag``, so in floating point the inequalities need a margin: at
     exact equality, an empty cluster whose center sits on another cluster's
@@ -443,14 +445,9 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     g = frame.gamma(gamma2, "gamma2")  # it weighs squared data distances: scaled into the frame
     gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag)
     d, k = C0.shape
-    with np.errstate(over="ignore"):
-        unit = g > 0 and np.isfinite(max(gamma1, gamma_flag) / g)  # the penalties in units of g
-    if unit:  # block 3 at inverse temperature g over -||x_i - c_j||^2 - (gamma1/g) ||e_j - y_i||^2 - ...
-        params, emb = sparse_update_weights(d, k, 1.0, gamma1 / g, gamma_flag / g)
-    else:  # g = 0 (every member scores exactly 0: Lloyd) or a g so small that gamma1 / g overflows
-        params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
-    layer = sparse_update_layer("normmax", (("alpha", np.inf),), score="euclidean_direct",
-                                gamma=g if unit else 1.0)
+    g_w, gamma1_w, flag_w, scale = direct_weights(g, gamma1, gamma_flag)  # scores -||x - c||^2 / (1/g) - ...
+    params, emb = sparse_update_weights(d, k, g_w, gamma1_w, flag_w)
+    layer = sparse_update_layer("normmax", (("alpha", np.inf),), scale=scale)
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
                        chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
     trace.info.update(variant="trimmed", gamma2=gamma2, gamma1=gamma1, gamma_flag=gamma_flag)
