@@ -135,3 +135,11 @@ def test_robust_reference_far_center_with_members():
     """Scores of size 1e16: the reference's support test on shifted scores keeps the best member."""
     for fn in (robust_kmeans, robust_kmeans_transformer):
         np.testing.assert_array_equal(fn([[0.0, 1.0]], [[1e8]], 1, 1.0).centers[1], [[1.0]], err_msg=fn.__name__)
+
+
+def test_robust_far_center_with_members_does_not_cost_later_layers():
+    """The far initial center's members set D^2 = 1e8; the member scores carry no rounding of the penalties."""
+    X, C0 = np.array([[0.12573022, -0.13210486]]), np.array([[1e4]])
+    ref, tr = robust_kmeans(X, C0, 3, 0.7), robust_kmeans_transformer(X, C0, 3, 0.7)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_allclose(tr.centers, ref.centers, rtol=0, atol=1e-15)
