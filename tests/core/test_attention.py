@@ -62,8 +62,7 @@ def test_hand_vjp_lives_in_blocks_only(monkeypatch):
         attention_module.HAND_VJP
     with pytest.raises(AttributeError, match="kmt_ref.core.blocks.HAND_VJP"):
         attention_module.HAND_VJP = False
-    with pytest.raises(AttributeError, match="kmt_ref.core.blocks.HAND_VJP"):
-        monkeypatch.setattr(attention_module, "HAND_VJP", False, raising=False)
+    # (not tried through monkeypatch: pytest 7.4 records the undo before it sets, and its undo would fail)
     monkeypatch.setattr(attention_module, "layer_forward", None)  # every other attribute as usual
     monkeypatch.undo()
     assert callable(attention_module.layer_forward) and attention_module.layer_forward is not None
