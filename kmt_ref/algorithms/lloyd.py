@@ -76,7 +76,8 @@ def cluster_means(X, labels, C_prev):
     sums = np.stack([np.bincount(labels, weights=row, minlength=k) for row in X])  # (d, k)
     C = C_prev.copy()
     nonempty = counts > 0
-    C[:, nonempty] = sums[:, nonempty] / counts[nonempty]
+    # + 0.0: a mean that rounds to -0.0 is +0.0, as the circuits' residual update (c - c) + m gives it
+    C[:, nonempty] = sums[:, nonempty] / counts[nonempty] + 0.0
     return C, counts
 
 

@@ -143,7 +143,8 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     computed from the tokens' differences and divided by ``1/g``
     (``score="euclidean_direct"``,
     :func:`~kmt_ref.algorithms.sparse_update.direct_weights`): a member's score is the reference's
-    ``-||x_i - c_j||^2`` bit for bit, with no rounding at the scale of the
+    ``-||x_i - c_j||^2 / (1/g)``, shifted by the same maximum, bit for bit
+    (:func:`~kmt_ref.algorithms.sparse_update.member_scores`), with no rounding at the scale of the
     penalties (which a far initial center with members makes large), so the
     weights differ only by the two sparsemax thresholds' rounding.
 

@@ -128,12 +128,17 @@ def member_scores(Xm, c, g):
     ``S_i = -||x_i - c||^2 / (1/g)`` (:func:`sq_dist`, :func:`score_scale`) minus ``max S``: the numbers
     block 3 of the trimmed, robust and k-medoids circuits hands its normalizer (direct distances
     between tokens that differ only in their data rows, the same division, the same shift), so that
-    reference and circuit decide every tie alike; exact for a power-of-two ``g``. The shift also keeps
-    a far center's huge scores from swallowing the ``1`` of the sparse normalizers' threshold.
+    reference and circuit decide every tie alike; exact for a power-of-two ``g``. Outside
+    :data:`SCALED_RANGE` the circuit carries ``sqrt(g)`` in its weights and scores
+    ``-||sqrt(g) x_i - sqrt(g) c||^2``; so do these scores there. The shift also keeps a far center's
+    huge scores from swallowing the ``1`` of the sparse normalizers' threshold.
     """
     scale = score_scale(g)
-    D = sq_dist(Xm, c)
-    S = -D / scale if scale is not None else -g * D
+    if scale is not None:
+        S = -sq_dist(Xm, c) / scale
+    else:  # g = 0, or g * 2^(2e) past 2^(+-900) in the frame: the circuit's own arithmetic
+        r = np.sqrt(g)
+        S = -sq_dist(r * Xm, r * c)
     return S - np.max(S)
 
 

@@ -171,7 +171,8 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
     record : bool
         Keep each layer's tokens and attention matrices.
     chunk_size : int
-        Query chunk of the dense blocks, at least k (see the Notes).
+        Query chunk of the dense blocks; raised to at least k, so that block 1 is never split (see
+        the Notes): the result does not depend on it.
 
     Returns
     -------

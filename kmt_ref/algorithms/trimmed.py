@@ -15,7 +15,8 @@ Three classical rules (SPEC §5):
 
 The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit,
 when its penalties satisfy ``2 gamma1 >= gamma2 D^2 + 1`` and two companion
-conditions (``D`` the data's diameter; see that function). The quantile rule
+conditions (``D^2`` bounds every member's squared distance to its center:
+:func:`~kmt_ref.algorithms.sparse_update.member_distance_bound`). The quantile rule
 has no exact circuit of Theorem 2.1's form (block 3 reading the keys' data
 rows) with any normalizer of the registry (the argument, and what it does
 not cover, is in :func:`trimmed_kmeans_quantile`'s Notes).
@@ -418,8 +419,10 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     ``scale = 1/gamma2``: :func:`~kmt_ref.algorithms.sparse_update.direct_weights`),
     so a member's score is the reference's own number, bit for bit, and the
     normmax shifts it by the same maximum: exact ties of ``(z_{1:s} - 1)/s``
-    (integer data, dyadic ``gamma2``) are decided alike. (At ``gamma2 = 0``,
-    or outside ``2^-900 .. 2^900``, ``sqrt(gamma2)`` sits in the weights.)
+    (integer data, dyadic ``gamma2``) are decided alike. (Where ``gamma2 = 0``,
+    or where ``gamma2`` in the data's frame, ``gamma2 2^(2e)``, lies outside
+    ``2^-900 .. 2^900``, ``sqrt(gamma2)`` sits in the weights, and the reference
+    scores ``-||sqrt(g) x_i - sqrt(g) c_j||^2`` as the circuit does.)
     The other scores carry rounding at the scale of ``gamma1`` and
     ``gamma_flag``, so in floating point the inequalities need a margin: at
     exact equality, an empty cluster whose center sits on another cluster's

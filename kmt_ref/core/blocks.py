@@ -87,7 +87,7 @@ def direct_sq_distances(KZk, QZ):
     the first: for two tokens that differ only in their first ``d`` rows the result is the sum of
     those ``d`` squares in order, plus exact zeros, the arithmetic of a classical reference that
     computes ``sum_r (a_r - b_r)^2`` over its ``d`` coordinates in that order
-    (:func:`kmt_ref.algorithms.sparse_update.sq_dist_rows`). No cancellation, unlike the
+    (:func:`kmt_ref.algorithms.sparse_update.sq_dist`). No cancellation, unlike the
     expansion ``||a||^2 + ||b||^2 - 2 a.b``; memory O(r q), time O(m r q) (no matrix product).
     Plain 2-D NumPy arrays (hand-set circuits only).
     """

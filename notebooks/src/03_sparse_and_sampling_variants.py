@@ -200,6 +200,11 @@ assert params_trim["Q3"][-1, -1] == 0 and np.isclose(params_trim["K3"][-1, -1], 
 #   at least $2\gamma_1 \ge \gamma_\mathrm{flag} + 1$ down, so the center attends to itself alone and keeps $c_j$
 #   (Lloyd's "keep" policy).
 # * $V_3 = P_X$ reads out $x_i$ (or $c_j$ from the own token); block 4 subtracts the old $c_j$.
+#
+# The transformer runs these scores in another form (`sparse_update.direct_weights`): 1 on the x block and the
+# penalties times $1/\gamma_2$, and block 3 divides the distances, taken from the tokens' differences, by
+# $1/\gamma_2$. In exact arithmetic that is the same score; in floating point a member's score is the very number
+# the reference computes, so that both decide every tie alike.
 
 # %%
 g_rob = GAMMA_ROBUST / np.sqrt(d)                 # the robust score's coefficient of ||x_i - c_j||^2

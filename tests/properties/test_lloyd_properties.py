@@ -22,6 +22,7 @@ def assert_same_trace(tr, ref):
 @example((np.ldexp(np.array([[1.0]]), 401), np.array([[0.0]])), 1)  # zero extent, a center 2^401 away
 @example((np.array([[1.0, 2.0]]), np.array([[1.5, -0.0]])), 2)  # a kept -0.0
 @example((np.array([[1e8, 1e8 + 1]]), np.array([[0.1, 1e8]])), 2)  # a kept center in a shifted frame
+@example((np.array([[1.0, -5e-324, 0.0]]), np.array([[1.0, 5e-324]])), 1)  # a mean that rounds to -0.0
 def test_theorem_2_1_is_lloyd_bit_for_bit(inst, T):
     """kmeans_transformer at gamma = inf: Lloyd's labels and centers, bit for bit (sign of zero included)."""
     X, C0 = inst
@@ -33,6 +34,7 @@ def test_theorem_2_1_is_lloyd_bit_for_bit(inst, T):
 
 @given(instances(), st.integers(0, 3))
 @example((np.array([[1.0, 2.0]]), np.array([[1.5, -0.0]])), 2)
+@example((np.array([[1.0, -5e-324, 0.0]]), np.array([[1.0, 5e-324]])), 1)  # a mean that rounds to -0.0
 def test_binary_circuit_is_lloyd_bit_for_bit(inst, T):
     """The binary-code circuit (empty="keep", gamma = inf): Lloyd's trace, bit for bit."""
     X, C0 = inst
