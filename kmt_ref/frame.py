@@ -25,7 +25,9 @@ So the data are first moved into a **frame**, as part of the embedding
   Scaling by a power of two is exact.
 
 On data of ordinary position and scale the frame is the identity and changes
-no bit of any result. Labels are invariant under shifting the data (up to the
+no bit of any result (but the sign of a zero: ``-0.0`` enters as ``+0.0``,
+:meth:`Frame.to_frame`). Data whose points are all the same have no extent:
+then the largest ``|c~|`` of the initial centers sets ``e``. Labels are invariant under shifting the data (up to the
 rounding of the shifted points themselves) and bit-for-bit invariant under
 scaling by powers of two.
 
@@ -79,7 +81,7 @@ overflows when carried into the frame (:meth:`Frame.gamma`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -101,20 +103,29 @@ class Frame:
     ----------
     shift : ndarray, shape (d,)
     exponent : int
+    initial : ndarray, shape (d, k), or None
+        The initial centers as given (data units), for :meth:`read_out`.
     """
 
     shift: np.ndarray
     exponent: int
+    initial: np.ndarray = field(default=None, compare=False, repr=False)
 
     @property
     def is_identity(self):
         return self.exponent == 0 and not np.any(self.shift)
 
     def to_frame(self, A):
-        """``(A - s) / 2^e`` for A of shape (d, ncol)."""
+        """``(A - s) / 2^e`` for A of shape (d, ncol), with ``-0.0`` written as ``+0.0``.
+
+        The sign of a zero is dropped on the way in (``a + 0.0``), so that it
+        cannot depend on arithmetic: a transformer's residual update of a kept
+        center, ``(c - c) + c``, is ``+0.0`` where ``c = -0.0``. An initial
+        center comes back with its sign (:meth:`read_out`).
+        """
         if self.is_identity:
-            return A
-        return np.ldexp(A - self.shift[:, None], -self.exponent)
+            return A + 0.0
+        return np.ldexp(A - self.shift[:, None], -self.exponent) + 0.0
 
     def from_frame(self, A):
         """``2^e A + s`` for A of shape (..., d, ncol): centers back in data units."""
@@ -122,6 +133,26 @@ class Frame:
             return A
         with np.errstate(over="ignore", under="ignore"):
             return np.ldexp(A, self.exponent) + self.shift[:, None]
+
+    def read_out(self, centers):
+        """Centers (T+1, d, k) in the frame, back in data units: :meth:`from_frame`, initial centers kept as given.
+
+        A center that equals its initial center in the frame (kept, e.g. an
+        empty cluster's) reads out as that initial center as the caller gave it,
+        bit for bit, where ``2^e c~ + s`` would round it (``0.1`` read out of a
+        frame shifted by 1e8 is ``0.09999999403953552``); ``centers[0]`` is
+        therefore ``C0`` itself.
+        """
+        out = self.from_frame(centers)
+        if self.initial is None:
+            return out
+        start = self.to_frame(self.initial)  # (d, k) the initial centers in the frame
+        kept = np.all(centers == start[None], axis=-2)  # (T+1, k)
+        if kept.any():
+            out = np.array(out, copy=True)
+            t, j = np.nonzero(kept)
+            out[t, :, j] = self.initial[:, j].T
+        return out
 
     def gamma(self, g, name="gamma"):
         """An inverse temperature on squared data distances, in frame units: ``g 2^{2e}``.
@@ -183,21 +214,26 @@ def data_frame(X, C0=None, names=("X", "C0")):
     r = float(np.max(half))
     shift = mid if float(np.max(np.abs(mid))) > SHIFT_RATIO * r else np.zeros_like(mid)
     R = float(np.max(np.maximum(np.abs(hi - shift), np.abs(lo - shift))))  # <= max(|lo|, |hi|): finite
+    if R == 0 and C0 is not None:  # zero extent (every point the same): the centers set the scale
+        with np.errstate(over="ignore"):
+            R = float(np.max(np.abs(C0 - shift[:, None])))
+        R = R if np.isfinite(R) else 0.0  # a center beyond float64 from the points: refused below
     exponent = 0
     if R > 0:
         e = int(np.frexp(R)[1])  # R = f 2^e, f in [1/2, 1)
         if not EXPONENT_RANGE[0] <= e <= EXPONENT_RANGE[1]:
             exponent = e
-    frame = Frame(shift=shift, exponent=exponent)
+    frame = Frame(shift=shift, exponent=exponent, initial=C0)
     if C0 is not None:
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
             far = np.max(np.abs(frame.to_frame(C0)), axis=0)  # (k,)
         bad = np.flatnonzero(~(far <= CENTER_BOUND))
         if bad.size:
             j = int(bad[0])
+            how = (f"more than 2^400 times {xname}'s extent from its center" if r > 0 else
+                   f"every point of {xname} is the same, and its distance to them exceeds float64's range")
             raise ValueError(
                 f"{cname}[:, {j}]={C0[:, j].tolist()!r:.80} lies too far from {xname} "
-                f"(more than 2^400 times {xname}'s extent from its center): its squared distances "
-                "to the data overflow float64"
+                f"({how}): its squared distances to the data overflow float64"
             )
     return frame

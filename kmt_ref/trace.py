@@ -18,6 +18,7 @@ __all__ = [
     "nearest_labels",
     "argmax_columns",
     "frame_objective",
+    "query_chunks",
     "CHUNK",
 ]
 
@@ -115,6 +116,21 @@ def _chunks(n, width=None):
     if len(bounds) > 2 and bounds[-1] - bounds[-2] == 1:
         del bounds[-2]
     return zip(bounds[:-1], bounds[1:])
+
+
+def query_chunks(q, r, chunk_size):
+    """``(a, b)`` bounds of the query chunks of an attention block with ``q`` queries and ``r`` keys.
+
+    One chunk unless both ``q`` and ``r`` exceed ``chunk_size`` (only a large (r, q) score matrix is
+    split); otherwise consecutive chunks of ``max(chunk_size, 2)`` queries, a last one-query chunk
+    joined to the one before (:func:`_chunks`). So every product of a chunk has at least two columns
+    whenever the block has: numpy computes a one-column product with a matrix-vector kernel, which
+    may round differently from the matrix product one unchunked call would take. The plain path
+    (:func:`kmt_ref.core.blocks.attention`) and the exact layer chunk with this one function.
+    """
+    if not (chunk_size and q > chunk_size and r > chunk_size):
+        return [(0, q)]
+    return list(_chunks(q, max(int(chunk_size), 2)))
 
 
 def product_blocks(n, k):

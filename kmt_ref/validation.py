@@ -1,6 +1,9 @@
 """Checks at the public boundary (STYLE §7): clear errors that name the argument.
 
-Internals assume valid input. Every public entry point calls these helpers
+The arguments of the algorithms (data, centers, counts, inverse temperatures, random states), the
+arrays handed to the plotting functions and the learning experiment's hyperparameters; the checks of
+output paths (:mod:`kmt_ref.output_paths`) and of attention scores (:mod:`kmt_ref.score_checks`) live
+in their own modules and are re-exported here. Internals assume valid input. Every public entry point calls these helpers
 first, so bad input never becomes a NaN, a silent wrong answer or a traceback
 from deep inside NumPy.
 """
@@ -9,11 +12,14 @@ from __future__ import annotations
 import numbers
 import os
 import sys
-import tempfile
 import warnings
-from pathlib import Path
 
 import numpy as np
+
+# the checks of output paths and of attention scores live in their own modules; their names stay here too
+from .output_paths import PNG_FILE, PNG_SIGNATURE, check_output_dir, check_output_file, not_png  # noqa: F401
+from .score_checks import (as_scores, check_dropout, check_finite, check_nonnegative_scores,  # noqa: F401
+                           check_positive, check_score_max)
 
 __all__ = [
     "as_points",
@@ -241,218 +247,6 @@ def check_rng(rng, name="rng"):
             f"got {rng!r} ({type(rng).__name__})"
         )
     return rng
-
-
-# --------------------------------------------------------------------------
-# Checks of the paths a command will write, run before the work starts (nothing is
-# lost to a path that cannot be written after an hour of training). The one rule of
-# every command: a file's name ends in its format's suffix (never appended silently),
-# and an existing file is written over only if it is of the command's own kind.
-# --------------------------------------------------------------------------
-def _nearest_existing(path):
-    """``path`` or its closest ancestor that exists."""
-    p = Path(os.path.abspath(path))
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return p
-
-
-def _check_can_create_in(path, name, value):
-    """The missing part of ``path`` can be created: its nearest existing ancestor is a writable folder."""
-    base = _nearest_existing(path)
-    if not base.is_dir():
-        raise ValueError(f"{name}={str(value)!r}: {str(base)!r} is a file, not a folder")
-    try:  # os.access answers True for root even on a read-only file system: try it
-        fd, probe = tempfile.mkstemp(dir=base, prefix=".kmt_ref_write_test")
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        raise ValueError(f"{name}={str(value)!r}: cannot write in the folder {str(base)!r} "
-                         f"({exc.strerror or exc})") from None
-
-
-def _check_existing(path, name, value, existing):
-    """An existing ``path`` is refused unless ``existing = (rule, why_not)`` accepts it."""
-    rule, why_not = existing
-    why = ("is a folder" if path.is_dir() else why_not(path) if path.exists()
-           else f"is a broken symbolic link (to {os.readlink(path)!r})")  # writing would create its target
-    if why is not None:
-        raise ValueError(f"{name}={str(value)!r} exists and {why}; {rule}: move it away or choose another "
-                         f"{name.split()[0]}")
-
-
-def check_output_file(path, name, suffix=None, existing=None):
-    """A file a command may write (not a folder; its folder writable or creatable); returns a Path.
-
-    ``name`` is the option (``"--out"``); a name not ending in ``suffix``
-    (``".npz"``) is refused. ``existing = (rule, why_not)``: an existing file
-    is refused unless ``why_not(path)`` returns None (a file of the command's
-    own kind, which it may replace, merge into or resume; else a phrase such as
-    ``"is not a PNG image"``); ``rule`` says what the command writes over.
-    Whether such a file may be replaced (``train --force``) is the caller's.
-    """
-    if path is None or str(path) == "":
-        raise ValueError(f"{name}={path!r} should be a file path")
-    p = Path(path)
-    if p.is_dir() or str(path).endswith(("/", os.sep)):
-        raise ValueError(f"{name}={str(path)!r} is a folder; give a file path "
-                         f"(e.g. {str(p / ('out' + (suffix or '.npz')))!r})")
-    if suffix and not p.name.endswith(suffix):
-        raise ValueError(f"{name}={str(path)!r} should end in {suffix}, the format this command writes "
-                         f"(e.g. {str(p.with_name(p.stem + suffix))!r})")
-    if p.exists():
-        if existing is not None:
-            _check_existing(p, name, path, existing)
-        if not os.access(p, os.W_OK):
-            raise ValueError(f"{name}={str(path)!r} exists and is not writable")
-    _check_can_create_in(p.parent, name, path)
-    return p
-
-
-#: the first eight bytes of every PNG file
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def not_png(path):
-    """Why the existing file ``path`` is not a PNG image (None if it is one, by its signature)."""
-    with open(path, "rb") as f:
-        return None if f.read(8) == PNG_SIGNATURE else "is not a PNG image (it lacks the PNG signature)"
-
-
-#: what ``figures`` and ``demo`` may write over in their ``--outdir``
-PNG_FILE = ("only a PNG image of a figure's name is replaced there, and nothing else in the folder", not_png)
-
-
-def check_output_dir(path, name, files=(), existing=PNG_FILE):
-    """A folder that exists and is writable, or can be created; returns it as a Path.
-
-    ``files`` are the names the command writes in it; nothing else there is
-    touched, and an existing file of one of these names is replaced only if
-    ``existing`` accepts it (as in :func:`check_output_file`; by default a PNG
-    image), else the folder is refused before any work starts.
-    """
-    if path is None or str(path) == "":
-        raise ValueError(f"{name}={path!r} should be a folder path")
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise ValueError(f"{name}={str(path)!r} is a file, not a folder")
-    for fname in files:
-        if (p / fname).exists() or (p / fname).is_symlink():
-            _check_existing(p / fname, f"{name} (its file {fname})", p / fname, existing)
-    _check_can_create_in(p, name, path)
-    return p
-
-
-# --------------------------------------------------------------------------
-# Attention scores, dropout and positive reals.
-# What a legitimate score is (kmt_ref.core.normalizers): a real number or -inf, a
-# mask that gets weight exactly 0; NaN and +inf never are; every slice along
-# the normalized axis needs at least one finite score (linear: finite, >= 0).
-# --------------------------------------------------------------------------
-def _where(A, mask):
-    """``A[i, j]=value`` for the first True entry of ``mask`` (for error messages)."""
-    idx = tuple(int(i) for i in np.argwhere(mask)[0])
-    return f"[{', '.join(map(str, idx))}]={A[idx].item()!r}"
-
-
-def as_scores(S, axis, name="S", who="normalizer"):
-    """A real score array with at least one score along ``axis``, as an ndarray (dtype kept, no copy).
-
-    Only O(1) checks: the dtype (int or float; bool, complex, object and
-    strings are refused), ``S.ndim >= 1``, ``axis`` an integer in range and
-    ``S.shape[axis] >= 1`` (there is no distribution over zero keys). The
-    values are checked by :func:`check_score_max`.
-    """
-    if isinstance(S, (str, bytes)):
-        raise TypeError(f"{who}: {name} must be a numeric array, got {type(S).__name__} {S!r:.60}")
-    try:
-        arr = np.asarray(S)
-    except Exception as exc:  # ragged nested lists, ...
-        raise TypeError(f"{who}: {name} must be a numeric array; np.asarray failed: {exc}") from None
-    if arr.dtype.kind not in "iuf":
-        raise TypeError(f"{who}: {name} must be a real numeric array (int or float), got dtype={arr.dtype}")
-    if arr.ndim == 0:
-        raise ValueError(f"{who}: {name} must have at least one axis (the keys), got the scalar {name}={arr!r}")
-    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
-        raise TypeError(f"{who}: axis must be an integer, got {axis!r} ({type(axis).__name__})")
-    if not -arr.ndim <= axis < arr.ndim:
-        raise ValueError(f"{who}: axis={axis} is out of range for {name} with shape={arr.shape}")
-    if arr.shape[axis] == 0:
-        raise ValueError(
-            f"{who}: {name} has no scores along axis={axis} (shape={arr.shape}): "
-            "there is no distribution over zero keys"
-        )
-    return arr
-
-
-def check_score_max(M, S, axis, name="S", who="normalizer"):
-    """Raise unless the maximum ``M`` of every slice of ``S`` along ``axis`` is finite.
-
-    ``M`` is the per-slice maximum the normalizer computes anyway
-    (``np.max(S, axis, keepdims=True)``, or ``S`` at ``np.argmax``). NumPy's
-    maximum and argmax propagate NaN, so ``M`` is finite exactly when the slice
-    holds no NaN, no +inf and at least one finite score: the check costs
-    O(M.size), not a pass over ``S``, unless it raises. -inf scores pass (masks).
-    """
-    if M.dtype.kind != "f" or np.isfinite(M).all():
-        return
-    if np.isnan(S).any():
-        raise ValueError(f"{who}: scores must be finite or -inf (a mask), got {name}{_where(S, np.isnan(S))}")
-    if np.isposinf(S).any():
-        raise ValueError(
-            f"{who}: scores must be finite or -inf (a mask), got {name}{_where(S, np.isposinf(S))}"
-        )
-    j = [int(i) for i in np.argwhere(~np.isfinite(M))[0]]
-    j[axis] = ":"
-    raise ValueError(
-        f"{who}: every score of {name}[{', '.join(map(str, j))}] is -inf (all keys masked); "
-        f"each slice along axis={axis} needs at least one finite score"
-    )
-
-
-def check_nonnegative_scores(S, total, name="S", who="linear"):
-    """Scores of normalized linear attention: finite, ``>= 0``, with a finite sum ``total`` per slice."""
-    if S.size and not S.min() >= 0:  # NaN fails this too
-        bad = np.isnan(S) | (S < 0)
-        raise ValueError(f"{who}: scores must be finite and >= 0, got {name}{_where(S, bad)}")
-    if total.dtype.kind == "f" and not np.isfinite(total).all():
-        if np.isposinf(S).any():
-            raise ValueError(f"{who}: scores must be finite and >= 0, got {name}{_where(S, np.isposinf(S))}")
-        raise ValueError(f"{who}: the sum of the scores {name} overflows to inf; rescale {name}")
-
-
-def check_finite(A, name):
-    """A real array without NaN or inf (any shape); returned as a float ndarray."""
-    try:
-        arr = np.asarray(A, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real numeric array; np.asarray failed: {exc}") from None
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite, got {name}{_where(arr, ~np.isfinite(arr))}")
-    return arr
-
-
-def check_positive(value, name):
-    """A finite real number ``> 0`` of any real type (Python or NumPy scalar; bools refused), as float."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name}={value!r} should be a finite number > 0")
-    return value
-
-
-def check_dropout(dropout, rng):
-    """Attention dropout: a real ``0 <= dropout < 1``; ``dropout > 0`` needs a numpy Generator ``rng``."""
-    if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real):
-        raise TypeError(f"dropout must be a real number in [0, 1), got {dropout!r} ({type(dropout).__name__})")
-    if not 0 <= dropout < 1:  # NaN fails this too
-        raise ValueError(f"dropout={dropout!r} should be in [0, 1)")
-    if dropout > 0 and not isinstance(rng, np.random.Generator):
-        raise (ValueError if rng is None else TypeError)(
-            f"dropout={dropout!r} needs rng, a numpy.random.Generator (np.random.default_rng(seed)); got rng={rng!r}"
-        )
-    return dropout
 
 
 # --------------------------------------------------------------------------

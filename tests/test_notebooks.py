@@ -21,6 +21,9 @@ def test_notebook_is_stored_executed(path):
     counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
     assert counts == list(range(1, len(counts) + 1)), "run it top to bottom before committing"
     assert any(c.get("outputs") for c in nb["cells"] if c["cell_type"] == "code")
+    # its figures stored (a kernel started with MPLBACKEND=Agg draws them without showing any)
+    assert any("image/png" in o.get("data", {}) for c in nb["cells"] if c["cell_type"] == "code"
+               for o in c.get("outputs", [])), "no figure stored: build it without MPLBACKEND set"
     markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]  # str or list of lines
     assert any(m.startswith("## Exercises") for m in markdown), "every notebook ends with exercises"
     assert "## Summary" in "\n".join(markdown[: [m.startswith("## Exercises") for m in markdown].index(True)]), \

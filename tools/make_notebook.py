@@ -43,6 +43,7 @@ included), which therefore can be collected and autograded too.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 import time
@@ -240,13 +241,19 @@ def targets(src):
     return root / (src.stem + ".ipynb"), root / "solutions" / (src.stem + ".ipynb")
 
 
+def kernel_env():
+    """The kernel's environment: this one without MPLBACKEND (with it set, e.g. to Agg, the kernel draws the
+    figures without showing them, and the stored notebook would hold none)."""
+    return {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+
+
 def build(src, timeout=600):
     out = []
     for nb, path in zip(notebooks_from_source(src), targets(src)):
         path.parent.mkdir(exist_ok=True)
         t0 = time.perf_counter()
         NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+                       resources={"metadata": {"path": str(path.parent)}}).execute(env=kernel_env())
         nbformat.write(nb, path)
         print(f"wrote {path} ({time.perf_counter() - t0:.1f} s)")
         out.append(path)

@@ -9,7 +9,10 @@ states a k-medoids rule)::
 
 The circuit (:func:`randomized_kmedoids_transformer`): an extra decoder block
 writes ``mu_j``, then block 3 is hard Gumbel attention over the members. The
-same ``numpy.random.Generator`` stream drives both, so they are identical.
+same ``numpy.random.Generator`` stream drives both, and both compute the
+same logits (the member mean summed in point order, the distances to it
+directly, divided by ``1/gamma`` and shifted to a maximum of 0, plus the
+noise), so they are identical, tied medoids included, at any scale.
 The classical loop draws its noise with :func:`kmt_ref.core.normalizers.gumbel_noise`,
 the transformer's own sampler: that shared random stream is its one import from the core.
 """
@@ -23,8 +26,8 @@ from ..core.attention import Block, Sublayer
 from ..core.normalizers import gumbel_noise
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..validation import check_count, check_gamma, check_rng
-from .lloyd import finish_trace, start_trace
-from .sparse_update import GUMBEL_WIDTH, assign_then_update, penalties, sq_dist
+from .lloyd import cluster_means, finish_trace, start_trace
+from .sparse_update import GUMBEL_WIDTH, assign_then_update, direct_weights, member_scores, penalties
 
 __all__ = ["randomized_kmedoids", "MedoidEmbedding", "kmedoids_weights", "kmedoids_layer",
            "randomized_kmedoids_transformer"]
@@ -66,7 +69,9 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
         c_j <- x_{i*},  i* ~ softmax_{i in M_j}(-gamma ||x_i - mu_j||^2)   (empty: c_j)
 
     The draw is the Gumbel-max trick: ``i* = argmax_{i in M_j}
-    (-gamma ||x_i - mu_j||^2 + g_ij)`` with standard Gumbel ``g`` from
+    (S_i - max S + g_ij)``, ``S_i = -||x_i - mu_j||^2 / (1/gamma)`` (the
+    shift changes no draw; scale and shift are the circuit's arithmetic,
+    :func:`~kmt_ref.algorithms.sparse_update.member_scores`) with standard Gumbel ``g`` from
     :func:`kmt_ref.core.normalizers.gumbel_noise` (ties: lowest index). To share
     one random stream with the transformer, each step draws the noise array
     the transformer's block 3 draws, one variable per (key, center) pair with
@@ -108,8 +113,8 @@ def randomized_kmedoids(X, C0, n_iter, gamma, rng, empty="keep"):
         noise["G"] = gumbel_noise(rng, (n + k, k))  # the transformer's (keys, queries) noise
 
     def update(t, j, members, c):
-        mu = np.mean(X[:, members], axis=1)
-        logits = -g * sq_dist(X[:, members], mu) + noise["G"][members, j]
+        mu = cluster_means(X[:, members], np.zeros(members.size, dtype=np.intp), c[:, None])[0][:, 0]  # in point order
+        logits = member_scores(X[:, members], mu, g) + noise["G"][members, j]  # block 3's shifted scores + noise
         medoids[t, j] = members[int(np.argmax(logits))]  # Gumbel-max draw; ties: lowest index
         return X[:, medoids[t, j]]
 
@@ -214,11 +219,13 @@ def kmedoids_weights(d, k, gamma, gamma1, gamma_flag):
     return params, emb
 
 
-def kmedoids_layer():
+def kmedoids_layer(scale=1.0):
     """The k-medoids layer: encoder, then the mean sublayer, then the sampling sublayer.
 
     Each sublayer lists its reset block first, so the residual sum is
     ``(old - old) + new`` (exact in floating point), as in :func:`lloyd_layer`.
+    Block 3 divides its direct distances by ``scale``
+    (:func:`~kmt_ref.algorithms.sparse_update.direct_weights`).
     """
     return (
         Sublayer("X", (Block("2", keys="X", normalizer="hardmax", gamma=np.inf),
@@ -226,7 +233,8 @@ def kmedoids_layer():
         Sublayer("C", (Block("mu_reset", keys="C", normalizer="hardmax", gamma=np.inf),
                        Block("mu", keys="X+C", normalizer="hardmax_average", gamma=np.inf))),
         Sublayer("C", (Block("4", keys="C", normalizer="hardmax", gamma=np.inf),
-                       Block("3", keys="X+C", normalizer="gumbel", gamma=1.0, options=(("hard", True),)))),
+                       Block("3", keys="X+C", score="euclidean_direct", normalizer="gumbel", gamma=1.0,
+                             scale=scale, options=(("hard", True),)))),
     )
 
 
@@ -268,12 +276,14 @@ def randomized_kmedoids_transformer(X, C0, n_layers, gamma, rng, *, gamma1=None,
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
     rng = check_rng(rng)
     g = frame.gamma(gamma)  # it weighs squared data distances: scaled into the frame
-    gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH)
+    gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag, noise_width=GUMBEL_WIDTH, initial=False)
     d, k = C0.shape
-    params, emb = kmedoids_weights(d, k, g, gamma1, gamma_flag)
+    g_w, gamma1_w, flag_w, scale = direct_weights(g, gamma1, gamma_flag)  # scores -||x - mu||^2 / (1/g) - ...
+    params, emb = kmedoids_weights(d, k, g_w, gamma1_w, flag_w)
     # block 3 has k queries: never split it into chunks, so the noise is one (n + k, k) draw per layer
     chunk_size = max(check_count(chunk_size, "chunk_size", minimum=1), k)
-    trace = run_layers(X, params, kmedoids_layer(), emb, C0, n_layers, rng=rng, record=record,
+    layer = kmedoids_layer(scale)
+    trace = run_layers(X, params, layer, emb, C0, n_layers, rng=rng, record=record,
                        chunk_size=chunk_size, frame=frame)
     trace.info.update(variant="kmedoids", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)
     return trace

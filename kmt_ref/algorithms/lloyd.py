@@ -76,7 +76,8 @@ def cluster_means(X, labels, C_prev):
     sums = np.stack([np.bincount(labels, weights=row, minlength=k) for row in X])  # (d, k)
     C = C_prev.copy()
     nonempty = counts > 0
-    C[:, nonempty] = sums[:, nonempty] / counts[nonempty]
+    # + 0.0: a mean that rounds to -0.0 is +0.0, as the circuits' residual update (c - c) + m gives it
+    C[:, nonempty] = sums[:, nonempty] / counts[nonempty] + 0.0
     return C, counts
 
 
@@ -227,7 +228,7 @@ def finish_trace(X, centers, labels, info, frame, objective=None):
     ``centers[t]``, already computed (as :func:`lloyd` does, alongside its labels).
     """
     J = np.array([frame_objective(X, C) for C in centers]) if objective is None else objective  # (T+1,)
-    return ClusteringTrace(centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J),
+    return ClusteringTrace(centers=frame.read_out(centers), labels=labels, objective=frame.objective(J),
                            info=info, log_objective=frame.log_objective(J))
 
 
@@ -429,8 +430,8 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
 
     Notes
     -----
-    At ``gamma = inf`` the trace equals :func:`kmt_ref.lloyd` exactly
-    (labels) and to rounding (centers, ~1e-16 relative), including ties
+    At ``gamma = inf`` the trace equals :func:`kmt_ref.lloyd` bit for bit
+    (labels, centers and objective, the sign of zero included), including ties
     (lowest index), duplicates, empty clusters (kept), ``k = 1`` and ``k = n``.
     Integer and float32 input is computed in float64.
     """

@@ -18,7 +18,8 @@ import numpy as np
 from ..core.tokens import prepare, run_layers
 from ..validation import check_count, check_gamma
 from .lloyd import finish_trace, start_trace
-from .sparse_update import assign_then_update, penalties, sparse_update_layer, sparse_update_weights, sq_dist
+from .sparse_update import (assign_then_update, direct_weights, member_scores, penalties, sparse_update_layer,
+                            sparse_update_weights)
 
 __all__ = ["robust_kmeans", "robust_kmeans_transformer"]
 
@@ -27,7 +28,13 @@ __all__ = ["robust_kmeans", "robust_kmeans_transformer"]
 # The classical algorithm (plain NumPy)
 # ==========================================================================
 def _sparsemax_plain(z):
-    """Sparsemax of a 1-D vector by Martins & Astudillo's support test (an independent form)."""
+    """Sparsemax of a 1-D vector by Martins & Astudillo's support test (an independent form).
+
+    The scores are first shifted to a maximum of exactly 0 (sparsemax is invariant under a shift):
+    the support test ``1 + s z_(s) > z_{1:s}`` then holds at ``s = 1`` in floating point too, where
+    for scores of size 1e16 (a far center) ``1 + z_(1)`` would round to ``z_(1)`` and leave no support.
+    """
+    z = z - np.max(z)
     z_desc = np.sort(z)[::-1]
     csum = np.cumsum(z_desc)
     s = np.arange(1, z.size + 1)
@@ -89,11 +96,10 @@ def robust_kmeans(X, C0, n_iter, gamma=0.01, empty="keep"):
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma = check_gamma(gamma, "gamma", allow_inf=False)
-    g = frame.gamma(gamma)  # acts on squared data distances
-    d = X.shape[0]
+    g = frame.gamma(gamma) / np.sqrt(X.shape[0])  # acts on squared data distances
 
     def update(t, j, members, c):
-        p = _sparsemax_plain(-g * sq_dist(X[:, members], c) / np.sqrt(d))  # (n_j,)
+        p = _sparsemax_plain(member_scores(X[:, members], c, g))  # (n_j,) the circuit's shifted scores
         a = X[:, members[np.argmax(p)]]  # the first member of largest weight: the anchor
         return a + (X[:, members] - a[:, None]) @ p / np.sum(p)  # copies of one point give that point
 
@@ -133,7 +139,14 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     authors' robust rule (their code). The layer realising it -- block 3 with
     sparsemax over one Euclidean score ``-||K3 kbar - Q3 cbar||^2`` with
     ``g = gamma / sqrt(d)`` (:func:`sparse_update_weights`), the penalty and
-    the default token -- is the project's construction.
+    the default token -- is the project's construction. Its scores are
+    computed from the tokens' differences and divided by ``1/g``
+    (``score="euclidean_direct"``,
+    :func:`~kmt_ref.algorithms.sparse_update.direct_weights`): a member's score is the reference's
+    ``-||x_i - c_j||^2 / (1/g)``, shifted by the same maximum, bit for bit
+    (:func:`~kmt_ref.algorithms.sparse_update.member_scores`), with no rounding at the scale of the
+    penalties (which a far initial center with members makes large), so the
+    weights differ only by the two sparsemax thresholds' rounding.
 
     Policies: as :func:`trimmed_kmeans_transformer`; equal distances get equal
     weights.
@@ -152,7 +165,8 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     A duplicated center that is pulled to where its copies stay (the members
     in its support all sit there) therefore still equals them bit for bit, and
     the next tie goes to the lowest index on both sides. Otherwise the two
-    sides' centers agree to rounding (their scores are rounded differently): a
+    sides' centers agree to rounding (the same scores, but two formulas for the
+    sparsemax threshold, each rounded its own way): a
     later assignment could then differ only where a point's two nearest
     centers are within rounding of each other without being copies; the
     whole-trajectory tests (``tests/algorithms/test_robust.py``: the shared
@@ -164,8 +178,9 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     d, k = C0.shape
     g = frame.gamma(gamma) / np.sqrt(d)  # it weighs squared data distances: scaled into the frame
     gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag)
-    params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
-    layer = sparse_update_layer("sparsemax")
+    g_w, gamma1_w, flag_w, scale = direct_weights(g, gamma1, gamma_flag)  # scores -||x - c||^2 / (1/g) - ...
+    params, emb = sparse_update_weights(d, k, g_w, gamma1_w, flag_w)
+    layer = sparse_update_layer("sparsemax", scale=scale)
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
                        chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
     trace.info.update(variant="robust", gamma=gamma, gamma1=gamma1, gamma_flag=gamma_flag)

@@ -43,20 +43,23 @@ the score ``-||K3 kbar - Q3 cbar_j||^2`` is
 Sparsemax gives weight exactly 0 to every score at or below its threshold
 ``tau >= max score - 1`` (:func:`kmt_ref.core.normalizers.simplex_threshold`),
 alpha = inf normmax to every score below it (and at it only when the maximum is
-unique and 1 above the rest), and neither moves ``tau`` for such scores. So if every squared distance that can
-occur is at most ``D^2`` and
+unique and 1 above the rest), and neither moves ``tau`` for such scores. So if the
+squared distance from every non-empty cluster's center to its nearest member is at
+most ``D^2`` at every layer and
 
     gamma_flag >= g D^2 + 1,   2 gamma1 >= g D^2 + 1,   2 gamma1 >= gamma_flag + 1,
 
 a cluster with members attends to its members only (with exactly the weights
 of the normalizer applied to ``-g ||x_i - c_j||^2`` over the members), and an
 empty cluster attends to its own token only, which writes ``c_j`` back
-(Lloyd's "keep" policy). :func:`separating_penalties` picks such values from
-the bounding box of ``[X, C0]``: every center of these algorithms stays in
-the convex hull of the data and the initial centers, so ``D^2`` bounds every
-distance at every layer. For the Gumbel block the noise adds at most the
-width of :data:`kmt_ref.core.normalizers.GUMBEL_RANGE` to any gap, and the margins
-grow by it.
+(Lloyd's "keep" policy). Only the distance from a center to its *best*
+member matters (the conditions compare the best member with the others), so
+``D^2`` need only bound that: :func:`separating_penalties` takes it from the
+data's bounding box and from the farthest a point is from its nearest initial
+center (:func:`member_distance_bound`), never from an empty center far away.
+For the Gumbel block the noise adds at most the width of
+:data:`kmt_ref.core.normalizers.GUMBEL_RANGE` to any gap, and the margins grow
+by it.
 
 Degenerate cases (all variants, pinned by tests): ties in the assignment go to
 the lowest center index (block 1 is Lloyd's); an empty cluster keeps its
@@ -78,11 +81,12 @@ import numpy as np
 from ..core.attention import Block
 from ..core.normalizers import GUMBEL_RANGE
 from ..core.tokens import projector
-from ..trace import nearest_center
+from ..trace import nearest_center, nearest_labels
 from ..validation import check_gamma
 from .lloyd import lloyd_layer, lloyd_weights
 
-__all__ = ["separating_penalties", "sparse_update_weights", "sparse_update_layer", "GUMBEL_WIDTH"]
+__all__ = ["separating_penalties", "member_distance_bound", "member_scores", "direct_weights", "score_scale", "sparse_update_weights", "sparse_update_layer",
+           "GUMBEL_WIDTH"]
 
 #: width of the Gumbel noise range: the most noise can change a score gap
 GUMBEL_WIDTH = GUMBEL_RANGE[1] - GUMBEL_RANGE[0]
@@ -92,9 +96,63 @@ GUMBEL_WIDTH = GUMBEL_RANGE[1] - GUMBEL_RANGE[0]
 # The classical side: Lloyd's assignment, then a per-cluster update
 # --------------------------------------------------------------------------
 def sq_dist(X, c):
-    """``||x_i - c||^2`` for the columns of X (d, n_j), computed directly."""
+    """``||x_i - c||^2`` for the columns of X (d, n_j), computed directly.
+
+    The squared differences are added coordinate by coordinate, in order, from the first: the
+    arithmetic of :func:`kmt_ref.core.blocks.direct_sq_distances` (the trimmed circuit's block 3
+    scores), so that the two compute the same numbers.
+    """
     diff = X - c[:, None]
-    return np.sum(diff * diff, axis=0)  # (n_j,)
+    acc = diff[0] * diff[0]  # (n_j,)
+    for row in diff[1:]:
+        acc += row * row
+    return acc
+
+
+#: the coefficients ``g`` of the squared distance that block 3 takes as a score scale ``1/g`` (below: inside
+#: the weights, as ``sqrt(g)``): within it ``1/g`` and the penalties divided by ``g`` are finite
+SCALED_RANGE = (2.0**-900, 2.0**900)
+
+
+def score_scale(g):
+    """``1/g``, the ``scale`` block 3 divides its direct distances by (scores ``-||x - c||^2 / (1/g)``), or None.
+
+    None for ``g = 0`` and outside :data:`SCALED_RANGE`; then ``sqrt(g)`` sits in the weights instead.
+    """
+    return 1.0 / g if SCALED_RANGE[0] <= g <= SCALED_RANGE[1] else None
+
+
+def member_scores(Xm, c, g):
+    """The members' block-3 scores ``-g ||x_i - c||^2``, as the circuits compute them, shifted to a maximum of 0.
+
+    ``S_i = -||x_i - c||^2 / (1/g)`` (:func:`sq_dist`, :func:`score_scale`) minus ``max S``: the numbers
+    block 3 of the trimmed, robust and k-medoids circuits hands its normalizer (direct distances
+    between tokens that differ only in their data rows, the same division, the same shift), so that
+    reference and circuit decide every tie alike; exact for a power-of-two ``g``. Outside
+    :data:`SCALED_RANGE` the circuit carries ``sqrt(g)`` in its weights and scores
+    ``-||sqrt(g) x_i - sqrt(g) c||^2``; so do these scores there. The shift also keeps a far center's
+    huge scores from swallowing the ``1`` of the sparse normalizers' threshold.
+    """
+    scale = score_scale(g)
+    if scale is not None:
+        S = -sq_dist(Xm, c) / scale
+    else:  # g = 0, or g * 2^(2e) past 2^(+-900) in the frame: the circuit's own arithmetic
+        r = np.sqrt(g)
+        S = -sq_dist(r * Xm, r * c)
+    return S - np.max(S)
+
+
+def direct_weights(g, gamma1, gamma_flag):
+    """``(g_w, gamma1_w, gamma_flag_w, scale)``: block 3's weights and score scale for :func:`member_scores`.
+
+    With ``s = 1/g`` (:func:`score_scale`): ``(1, gamma1 s, gamma_flag s, s)``, the weights of
+    ``-||x_i - c_j||^2 - gamma1 s ||e_j - y_i||^2 - ...`` divided by ``s``: the same scores as
+    ``(g, gamma1, gamma_flag, 1)`` in exact arithmetic, the members' computed as the reference's.
+    """
+    scale = score_scale(g)
+    if scale is None or not np.isfinite(max(gamma1, gamma_flag) * scale):
+        return g, gamma1, gamma_flag, 1.0
+    return 1.0, gamma1 * scale, gamma_flag * scale, scale
 
 
 def assign_then_update(X, C, centers, labels, update, per_step=None):
@@ -121,14 +179,49 @@ def assign_then_update(X, C, centers, labels, update, per_step=None):
 # --------------------------------------------------------------------------
 # The circuit side: penalties that keep non-members out (the project's construction)
 # --------------------------------------------------------------------------
-def _bounding_diameter_sq(X, C0):
-    """Squared diameter of the bounding box of the columns of ``[X, C0]``."""
-    Z = np.concatenate([X, C0], axis=1)
-    span = Z.max(axis=1) - Z.min(axis=1)  # (d,)
+def _bounding_diameter_sq(X):
+    """Squared diameter of the bounding box of the columns of ``X``."""
+    span = X.max(axis=1) - X.min(axis=1)  # (d,)
     return float(np.sum(span * span))
 
 
-def separating_penalties(X, C0, g, noise_width=0.0):
+def member_distance_bound(X, C0, initial=True):
+    """``D^2``: a bound on the squared distance from every non-empty cluster's center to its nearest member.
+
+    ``max(diam^2, max_i min_j ||x_i - c_j||^2)``, ``diam`` the diameter of the
+    bounding box of the data; the second term (the farthest any point is from
+    its nearest initial center) only with ``initial`` (block 3 scores distances
+    to the centers themselves, which start at ``C0``; k-medoids scores
+    distances to the member mean, always in the data's convex hull).
+
+    Why it bounds every layer. At the first step a member's distance to its
+    center is its distance to its nearest initial center. After it, some
+    center lies in the data's convex hull (every non-empty cluster moves
+    there: a mean, a convex combination or a member), so every point has a
+    center within ``diam``, and its nearest center is no farther. An initial
+    center far from the data that stays empty does not enter the bound: its
+    own token is alone in its block 3 whatever its distance.
+    """
+    D2 = _bounding_diameter_sq(X)
+    if initial:
+        labels = nearest_labels(X, C0)
+        D2 = max(D2, float(np.max(sq_dist_columns(X, C0[:, labels]))))
+    return D2
+
+
+def sq_dist_columns(A, B):
+    """``||a_i - b_i||^2`` for the paired columns of A and B (d, m), computed directly."""
+    diff = A - B
+    return np.einsum("dm,dm->m", diff, diff)
+
+
+#: relative margin of the default penalties over ``g D^2``: the computed scores carry a rounding of
+#: at most a few ``d_emb eps`` times the squared norms in them (a few tens of ``g D^2`` in a frame),
+#: far below it for any ``d d_emb < 10^6``
+RELATIVE_MARGIN = 2.0 ** -20
+
+
+def separating_penalties(X, C0, g, noise_width=0.0, initial=True):
     r"""Sufficient ``(gamma1, gamma_flag)`` for block 3 to see members only.
 
     Parameters
@@ -141,6 +234,9 @@ def separating_penalties(X, C0, g, noise_width=0.0):
     noise_width : float
         ``0`` for sparsemax/normmax (margin 1); the Gumbel noise width for
         the sampling block.
+    initial : bool
+        Whether block 3 scores distances to the centers (trimmed, robust) or
+        to the member mean (k-medoids): :func:`member_distance_bound`.
 
     Returns
     -------
@@ -148,16 +244,21 @@ def separating_penalties(X, C0, g, noise_width=0.0):
 
     Notes
     -----
-    With ``D^2`` the squared diameter of the bounding box of ``[X, C0]`` and
-    ``w = 1 + noise_width`` the width a score gap needs, returns
-    ``gamma1 = gamma_flag = g D^2 + w + 1``. Then ``gamma_flag > g D^2 + w``
-    (the own token loses to every member), ``2 gamma1 > g D^2 + w`` (every
-    non-member loses to every member) and ``2 gamma1 > gamma_flag + w`` (in an
-    empty cluster the own token beats every non-member), each with one unit to
-    spare for rounding. See the module docstring for the scores.
+    With ``D^2`` of :func:`member_distance_bound` and ``w = 1 + noise_width``
+    the width a score gap needs, returns
+    ``gamma1 = gamma_flag = g D^2 (1 + 2^-20) + w + 1``. Then
+    ``gamma_flag > g D^2 + w`` (the own token loses to the best member),
+    ``2 gamma1 > g D^2 + w`` (every non-member loses to it) and
+    ``2 gamma1 > gamma_flag + w`` (in an empty cluster the own token beats
+    every non-member), each with one unit and ``2^-20 g D^2`` to spare for
+    rounding (:data:`RELATIVE_MARGIN`). See the module docstring for the
+    scores. ``D`` comes from the members, not from the bounding box of the
+    initial centers: an empty center far from the data would otherwise make
+    the penalties, and the rounding of every score they enter, as large as
+    its distance.
     """
-    D2 = _bounding_diameter_sq(X, C0)
-    value = g * D2 + 1.0 + noise_width + 1.0
+    D2 = member_distance_bound(X, C0, initial)
+    value = g * D2 * (1.0 + RELATIVE_MARGIN) + 1.0 + noise_width + 1.0
     return value, value
 
 
@@ -206,9 +307,13 @@ def sparse_update_weights(d, k, g, gamma1, gamma_flag):
     return params, emb
 
 
-def sparse_update_layer(normalizer, options=()):
-    """Theorem 2.1's layer (gamma = inf encoder) with block 3 replaced by ``normalizer`` over ``[Xbar', Cbar]``."""
-    block3 = Block("3", keys="X+C", score="euclidean", normalizer=normalizer, gamma=1.0, options=tuple(options))
+def sparse_update_layer(normalizer, options=(), score="euclidean_direct", scale=1.0):
+    """Theorem 2.1's layer (gamma = inf encoder) with block 3 replaced by ``normalizer`` over ``[Xbar', Cbar]``.
+
+    Block 3's scores are divided by ``scale`` (:func:`direct_weights`).
+    """
+    block3 = Block("3", keys="X+C", score=score, normalizer=normalizer, gamma=1.0, scale=scale,
+                   options=tuple(options))
     layer = []
     for sub in lloyd_layer(np.inf, np.inf, "euclidean"):
         blocks = tuple(block3 if b.name == "3" else b for b in sub.blocks)
@@ -218,8 +323,9 @@ def sparse_update_layer(normalizer, options=()):
 
 
 
-def penalties(X, C0, g, gamma1, gamma_flag, noise_width=0.0):
-    auto1, autof = separating_penalties(X, C0, g, noise_width)
+def penalties(X, C0, g, gamma1, gamma_flag, noise_width=0.0, initial=True):
+    """The penalties given, checked, or :func:`separating_penalties`' for those not given."""
+    auto1, autof = separating_penalties(X, C0, g, noise_width, initial)
     gamma1 = auto1 if gamma1 is None else check_penalty(gamma1, "gamma1")
     gamma_flag = autof if gamma_flag is None else check_penalty(gamma_flag, "gamma_flag")
     return gamma1, gamma_flag

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core.attention import rms_norm
 from ..core.tokens import prepare, run_layers, with_block
+from ..trace import block_products
 from ..validation import check_count
 from .lloyd import cluster_means, finish_trace, lloyd_layer, lloyd_weights, start_trace
 
@@ -124,7 +125,7 @@ def spherical_kmeans(X, C0, n_iter):
     X, C = unit_columns(X, "X"), unit_columns(C, "C0")
     centers[0] = C
     for t in range(n_iter):
-        cos = C.T @ X  # (k, n) cosine similarities
+        cos = block_products(C, X)  # (k, n) cosine similarities, in the column blocks the circuit's block 1 takes
         lab = np.argmax(cos, axis=0)  # lowest index among maxima
         labels[t] = lab
         M, _ = cluster_means(X, lab, C)  # (d, k) member means; empty: c_j
@@ -170,6 +171,8 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
     record : bool
         Keep each layer's tokens and attention matrices.
     chunk_size : int
+        Query chunk of the dense blocks; raised to at least k, so that block 1 is never split (see
+        the Notes): the result does not depend on it.
 
     Returns
     -------
@@ -197,7 +200,11 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
        Block 4 then removes the old ``c_j``: ``(c_j - c_j) + mu_j/||mu_j||``.
 
     Blocks 2 and 4 are Theorem 2.1's exact resets. This equals
-    :func:`kmt_ref.spherical_kmeans`: labels exactly, centers to ~1e-16.
+    :func:`kmt_ref.spherical_kmeans`: labels exactly, centers bit for bit,
+    for every ``chunk_size``: block 1's cosines are taken in the column blocks
+    of :func:`kmt_ref.trace.block_products`, as the reference's, never split
+    into query chunks (``chunk_size`` is raised to k; memory O(k n), the
+    reference's own).
 
     Policies: ties go to the lowest index; an empty cluster keeps its
     center; a cluster whose member sum is exactly zero (antipodal members,
@@ -207,7 +214,10 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
     center raises ``ValueError``.
     """
     X, C0, n_layers, _ = prepare(X, C0, n_layers, use_frame=False)  # directions: no shift, no scale
-    chunk_size = check_count(chunk_size, "chunk_size", minimum=1)
+    # block 1's (k, n) cosines are never split into query chunks (the reference holds them whole too): a BLAS
+    # kernel can round a column of a product differently with the columns around it, and a near-tie of two
+    # cosines would then be decided by the chunking (seen: n = 4095, k = 1025, chunk_size = 1024)
+    chunk_size = max(check_count(chunk_size, "chunk_size", minimum=1), C0.shape[1])
     X = unit_columns(X, "X")
     C0 = unit_columns(C0, "C0")
     d, k = C0.shape

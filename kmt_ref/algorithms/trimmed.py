@@ -15,7 +15,8 @@ Three classical rules (SPEC §5):
 
 The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit,
 when its penalties satisfy ``2 gamma1 >= gamma2 D^2 + 1`` and two companion
-conditions (``D`` the data's diameter; see that function). The quantile rule
+conditions (``D^2`` bounds every member's squared distance to its center:
+:func:`~kmt_ref.algorithms.sparse_update.member_distance_bound`). The quantile rule
 has no exact circuit of Theorem 2.1's form (block 3 reading the keys' data
 rows) with any normalizer of the registry (the argument, and what it does
 not cover, is in :func:`trimmed_kmeans_quantile`'s Notes).
@@ -32,7 +33,8 @@ from ..core.tokens import prepare, run_layers
 from ..trace import nearest_center
 from ..validation import check_count, check_gamma, check_real_in
 from .lloyd import cluster_means, finish_trace, start_trace
-from .sparse_update import assign_then_update, penalties, sparse_update_layer, sparse_update_weights, sq_dist
+from .sparse_update import (assign_then_update, direct_weights, member_scores, penalties, sparse_update_layer,
+                            sparse_update_weights, sq_dist)
 
 __all__ = ["trimmed_kmeans_attention", "trimmed_size", "trimmed_kmeans", "linear_quantile", "trimmed_kmeans_quantile",
            "trimmed_kmeans_transformer"]
@@ -54,7 +56,7 @@ def _best_prefix(z_desc):
     (The smallest maximiser would not be that limit.)
     """
     tau = np.max((np.cumsum(z_desc) - 1.0) / np.arange(1, z_desc.size + 1))
-    if tau > z_desc[0] - 1.0:
+    if tau > z_desc[0] - 1.0:  # z_desc[0] = 0 for shifted scores: tau > -1
         return int(np.count_nonzero(z_desc >= tau))
     return int(np.count_nonzero(z_desc > tau))
 
@@ -100,7 +102,14 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     ``1/gamma2`` in squared distance: ``gamma2 = 0`` keeps every member
     (Lloyd), ``gamma2 -> inf`` keeps only the closest member. Equal distances
     are kept or dropped together; a singleton cluster moves onto its point.
-    Distances are computed directly as ``||x_i - c_j||^2``.
+    Distances are computed directly as ``||x_i - c_j||^2`` (the squares of the
+    coordinates' differences added in coordinate order), and the scores as
+    ``S_i - max S`` with ``S_i = -||x_i - c_j||^2 / (1/gamma2)``
+    (:func:`~kmt_ref.algorithms.sparse_update.member_scores`): ``z`` shifted so
+    that its maximum is exactly 0 (the rule is invariant under a shift), so
+    that a far center's huge scores do not swallow the ``- 1`` of the
+    criterion, and the circuit computes the very same numbers (exactly
+    ``-gamma2 ||x_i - c_j||^2`` up to the shift for a power-of-two ``gamma2``).
     """
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
     gamma2 = check_gamma(gamma2, "gamma2", allow_inf=False)
@@ -108,7 +117,7 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
     kept = np.zeros(labels.shape, dtype=bool)
 
     def update(t, j, members, c):
-        z = -g * sq_dist(X[:, members], c)  # (n_j,)
+        z = member_scores(X[:, members], c, g)  # (n_j,) -g ||x_i - c||^2 shifted to a maximum of 0, as block 3
         order = np.argsort(-z, kind="stable")
         chosen = np.sort(members[order[:_best_prefix(z[order])]])  # the s* best-scored members
         kept[t, chosen] = True
@@ -122,33 +131,34 @@ def trimmed_kmeans_attention(X, C0, n_iter, gamma2, empty="keep"):
 # --------------------------------------------------------------------------
 # Trimmed k-means, Cuesta-Albertos, Gordaliza & Matran (1997)
 # --------------------------------------------------------------------------
-def trimmed_size(n, rho):
+def trimmed_size(n, rho, name="rho"):
     """``h = ceil((1 - rho) n)``, the number of points trimmed k-means keeps (``rho`` the trimming proportion).
 
     ``(1 - rho) n`` is rounded to 9 decimals before the ceiling, so that
     floating-point noise (``(1 - 0.7) * 10 = 3.0000000000000004``) does not add
-    a point. Always ``1 <= h <= n``.
+    a point. Always ``1 <= h <= n``. ``name``: the argument's name in an error
+    message (the keyword the caller used).
     """
     if isinstance(rho, bool) or not isinstance(rho, numbers.Real):
-        raise TypeError(f"rho must be a real number in [0, 1), got {rho!r} ({type(rho).__name__})")
-    rho = float(rho)
+        raise TypeError(f"{name} must be a real number in [0, 1), got {rho!r} ({type(rho).__name__})")
+    given, rho = rho, float(rho)
     if not 0.0 <= rho < 1.0:  # also rejects NaN
-        raise ValueError(f"trimming proportion rho={rho!r} should be in [0, 1)")
+        raise ValueError(f"trimming proportion {name}={given!r} should be in [0, 1)")
     return min(n, max(1, math.ceil(round((1.0 - rho) * n, 9))))
 
 
 def _trimming_proportion(rho, alpha):
-    """``rho``, or the deprecated keyword ``alpha`` (with a ``DeprecationWarning`` naming ``rho``)."""
+    """``(value, name)``: ``rho``, or the deprecated keyword ``alpha`` (with a ``DeprecationWarning`` naming ``rho``)."""
     if alpha is None:
         if rho is None:
             raise TypeError("trimmed_kmeans() missing the trimming proportion: pass rho=... (0 <= rho < 1)")
-        return rho
+        return rho, "rho"
     if rho is not None:
         raise TypeError(f"trimmed_kmeans() got both rho={rho!r} and alpha={alpha!r}: pass rho only")
     warnings.warn("trimmed_kmeans(alpha=...) is deprecated and will be removed in 0.2: the trimming "
                   "proportion is named rho (alpha is the normmax exponent); pass rho=...",
                   DeprecationWarning, stacklevel=3)
-    return alpha
+    return alpha, "alpha"
 
 
 def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
@@ -191,9 +201,9 @@ def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
     Ties in ``D`` at the cut are broken by the lowest point index (a stable
     sort). The trimmed objective never increases.
     """
-    rho = _trimming_proportion(rho, alpha)
+    rho, rho_name = _trimming_proportion(rho, alpha)
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
-    h = trimmed_size(X.shape[1], rho)
+    h = trimmed_size(X.shape[1], rho, rho_name)
 
     def nearest(C):
         lab, _ = nearest_center(X, C)  # ties: lowest index
@@ -365,7 +375,7 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     gamma1, gamma_flag : float, optional
         Member penalty and default-token flag; default
         :func:`~kmt_ref.algorithms.sparse_update.separating_penalties`,
-        ``gamma1 = gamma_flag = gamma2 D^2 + 2``. The result equals the
+        ``gamma1 = gamma_flag = gamma2 D^2 (1 + 2^-20) + 2``. The result equals the
         reference whenever the three conditions in the Notes hold; smaller
         values give a different (valid) transformer with no reference.
     record : bool
@@ -376,8 +386,8 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     Returns
     -------
     ClusteringTrace
-        Equal to :func:`kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`
-        (labels exactly, centers to rounding).
+        Equal to :func:`kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`:
+        labels exactly, centers bit for bit.
 
     Notes
     -----
@@ -394,17 +404,26 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     another center token below ``-2 gamma1 - gamma_flag``. alpha = inf normmax
     keeps a score only if it lies above ``max z - 1`` (or is the maximum), and
     scores at or below ``max z - 1`` do not move its threshold. With ``D`` a
-    bound on every point-center distance that can occur (all centers stay in
-    the convex hull of ``[X, C0]``, so the diameter of its bounding box, in
-    the data's units), the best member scores at least ``-gamma2 D^2`` and a
-    non-member at most ``-2 gamma1``; so, in exact arithmetic, the scores
-    separate if::
+    bound on the distance from every non-empty cluster's center to its nearest
+    member (:func:`~kmt_ref.algorithms.sparse_update.member_distance_bound`:
+    the data's bounding box, and each point's nearest initial center), the best
+    member scores at least ``-gamma2 D^2`` and a non-member at most
+    ``-2 gamma1``; so, in exact arithmetic, the scores separate if::
 
         2 gamma1   >= gamma2 D^2 + 1     (every non-member out of a cluster with members)
         gamma_flag >= gamma2 D^2 + 1     (the own token out of a cluster with members)
         2 gamma1   >= gamma_flag + 1     (an empty cluster: its own token alone, c_j kept)
 
-    The computed scores carry rounding at the scale of ``gamma1`` and
+    Block 3 computes ``-(||x_i - c_j||^2 + (gamma1/gamma2) ||e_j - y_i||^2 + ...)
+    / (1/gamma2)`` from the tokens' differences (``score="euclidean_direct"``,
+    ``scale = 1/gamma2``: :func:`~kmt_ref.algorithms.sparse_update.direct_weights`),
+    so a member's score is the reference's own number, bit for bit, and the
+    normmax shifts it by the same maximum: exact ties of ``(z_{1:s} - 1)/s``
+    (integer data, dyadic ``gamma2``) are decided alike. (Where ``gamma2 = 0``,
+    or where ``gamma2`` in the data's frame, ``gamma2 2^(2e)``, lies outside
+    ``2^-900 .. 2^900``, ``sqrt(gamma2)`` sits in the weights, and the reference
+    scores ``-||sqrt(g) x_i - sqrt(g) c_j||^2`` as the circuit does.)
+    The other scores carry rounding at the scale of ``gamma1`` and
     ``gamma_flag``, so in floating point the inequalities need a margin: at
     exact equality, an empty cluster whose center sits on another cluster's
     point ties that point with its own token's margin, and rounding decides
@@ -429,8 +448,9 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     g = frame.gamma(gamma2, "gamma2")  # it weighs squared data distances: scaled into the frame
     gamma1, gamma_flag = penalties(X, C0, g, gamma1, gamma_flag)
     d, k = C0.shape
-    params, emb = sparse_update_weights(d, k, g, gamma1, gamma_flag)
-    layer = sparse_update_layer("normmax", (("alpha", np.inf),))
+    g_w, gamma1_w, flag_w, scale = direct_weights(g, gamma1, gamma_flag)  # scores -||x - c||^2 / (1/g) - ...
+    params, emb = sparse_update_weights(d, k, g_w, gamma1_w, flag_w)
+    layer = sparse_update_layer("normmax", (("alpha", np.inf),), scale=scale)
     trace = run_layers(X, params, layer, emb, C0, n_layers, record=record,
                        chunk_size=check_count(chunk_size, "chunk_size", minimum=1), frame=frame)
     trace.info.update(variant="trimmed", gamma2=gamma2, gamma1=gamma1, gamma_flag=gamma_flag)

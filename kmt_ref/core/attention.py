@@ -148,7 +148,9 @@ class Block:
         Which tokens are keys/values: the point stream, the center stream, or
         both side by side (``[Xbar, Cbar]``, used for the empty-cluster
         default token in the center update).
-    score : {"euclidean", "dot"}
+    score : {"euclidean", "euclidean_direct", "dot"}
+        ``"euclidean_direct"``: the same score as ``"euclidean"``, computed from the
+        differences of the projected tokens (:func:`kmt_ref.core.blocks.direct_sq_distances`).
     normalizer : str or callable
     gamma : float
     scale : float

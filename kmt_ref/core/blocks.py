@@ -27,7 +27,7 @@ import numpy as onp
 import autograd.numpy as np
 from autograd.tracer import getval, isbox
 
-from ..trace import block_products
+from ..trace import block_products, query_chunks
 from ..validation import check_dropout
 from .exact.limits import (hard_cross, is_disjoint_uniform, project, same_map, segment_mean, self_attention_limit,
                            used_rows)
@@ -44,7 +44,7 @@ HAND_VJP = True
 #: its reference (trimmed k-means); softmax and linear keep the product, the arithmetic of the exact layer
 ANCHORED = ("sparsemax",)
 
-__all__ = ["HAND_VJP", "ANCHORED", "scores_from_projections", "attention_scores", "anchored_combination", "attention",
+__all__ = ["HAND_VJP", "ANCHORED", "scores_from_projections", "direct_sq_distances", "attention_scores", "anchored_combination", "attention",
            "FeedForward"]
 
 
@@ -59,6 +59,9 @@ def scores_from_projections(KZk, QZ, score, scale):
     product differently with the number of columns around it, and these blocks make the scores the
     very numbers that :func:`kmt_ref.trace.nearest_labels` and the exact layer compute.
     """
+    if score == "euclidean_direct":
+        S = -direct_sq_distances(KZk, QZ)
+        return S / scale if scale != 1.0 else S
     if QZ.ndim == 2 and KZk.ndim == 2 and not (isbox(KZk) or isbox(QZ)):
         cross = block_products(KZk, QZ)  # (r, q)
     else:
@@ -71,10 +74,33 @@ def scores_from_projections(KZk, QZ, score, scale):
         query_sq = np.sum(QZ * QZ, axis=-2)[..., None, :]  # (..., 1, q)
         S = -(key_sq + query_sq - 2.0 * cross)
     else:
-        raise ValueError(f"score={score!r} must be 'euclidean' or 'dot'")
+        raise ValueError(f"score={score!r} must be 'euclidean', 'euclidean_direct' or 'dot'")
     if scale != 1.0:
         S = S / scale
     return S
+
+
+def direct_sq_distances(KZk, QZ):
+    """``||k_l - q_j||^2`` (r, q) for keys (m, r) and queries (m, q), from the differences, row by row.
+
+    The squared differences of the rows are added one row at a time, in row order, starting from
+    the first: for two tokens that differ only in their first ``d`` rows the result is the sum of
+    those ``d`` squares in order, plus exact zeros, the arithmetic of a classical reference that
+    computes ``sum_r (a_r - b_r)^2`` over its ``d`` coordinates in that order
+    (:func:`kmt_ref.algorithms.sparse_update.sq_dist`). No cancellation, unlike the
+    expansion ``||a||^2 + ||b||^2 - 2 a.b``; memory O(r q), time O(m r q) (no matrix product).
+    Plain 2-D NumPy arrays (hand-set circuits only).
+    """
+    m = KZk.shape[0]
+    if m == 0:
+        return onp.zeros((KZk.shape[1], QZ.shape[1]))
+    diff = onp.subtract(KZk[0][:, None], QZ[0][None, :])
+    acc = diff * diff  # (r, q)
+    for row in range(1, m):
+        onp.subtract(KZk[row][:, None], QZ[row][None, :], out=diff)
+        onp.multiply(diff, diff, out=diff)
+        acc += diff
+    return acc
 
 
 def attention_scores(Z, Zk, Q, K, *, score="euclidean", scale=1.0, bQ=None, bK=None):
@@ -88,14 +114,15 @@ def attention_scores(Z, Zk, Q, K, *, score="euclidean", scale=1.0, bQ=None, bK=N
         Key tokens (columns).
     Q, K : ndarray, shape (d_k, d_emb)
         Query and key weights. ``bQ``, ``bK`` : optional biases, shape (d_k,).
-    score : {"euclidean", "dot"}
+    score : {"euclidean", "euclidean_direct", "dot"}
     scale : float
         Scores are divided by it (``sqrt(d_emb)`` in the trainable model).
 
     Returns
     -------
     S : ndarray, shape (..., r, q)
-        ``S_ji = -||K z'_j - Q z_i||^2 / scale`` (Euclidean) or
+        ``S_ji = -||K z'_j - Q z_i||^2 / scale`` (Euclidean: by the expansion, one matrix
+        product; ``"euclidean_direct"``: from the differences, :func:`direct_sq_distances`) or
         ``(K z'_j).(Q z_i) / scale`` (dot).
     """
     return scores_from_projections(project(K, bK, Zk), project(Q, bQ, Z), score, scale)
@@ -178,7 +205,7 @@ def attention(
     Zk : ndarray, shape (..., d_emb, r)
         Key/value tokens.
     Q, K : ndarray, shape (d_k, d_emb); V : ndarray, shape (d_emb, d_emb)
-    score : {"euclidean", "dot"}
+    score : {"euclidean", "euclidean_direct", "dot"}
     normalizer : str or callable
         A name in :data:`kmt_ref.core.normalizers.NORMALIZERS`.
     gamma : float
@@ -242,10 +269,10 @@ def attention(
 
     KZk = project(K, bK, Zk, rows)  # (..., d_used, r)
     sigma = get_normalizer(normalizer)
-    starts = list(range(0, q, chunk_size)) if big else [0]
+    starts = query_chunks(q, r, chunk_size) if big else [(0, q)]
     outs, Ws, Ss = [], [], []
-    for a in starts:
-        Zc = Z if len(starts) == 1 else Z[..., a : a + chunk_size]
+    for a, b in starts:
+        Zc = Z if len(starts) == 1 else Z[..., a:b]
         S = scores_from_projections(KZk, project(Q, bQ, Zc, rows), score, scale)  # (..., r, qc)
         if hard:  # the exact selection / mean (kmt_ref.core.exact); weights only for the record
             outs.append(hard_cross(S, VZk, normalizer, v_rows))

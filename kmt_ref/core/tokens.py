@@ -285,6 +285,6 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     J = np.array([frame_objective(X, centers[t], found[t], x_sq) for t in range(n_layers + 1)])  # (T+1,) in the frame
     Y_final = emb.assignments(Xbar) if n_layers else None
     return ClusteringTrace(
-        centers=frame.from_frame(centers), labels=labels, objective=frame.objective(J), assignments=Y_final,
+        centers=frame.read_out(centers), labels=labels, objective=frame.objective(J), assignments=Y_final,
         one_hot=one_hot, layers=records, log_objective=frame.log_objective(J),
     )

@@ -48,7 +48,8 @@ from kmt_ref.algorithms.trimmed import trimmed_kmeans_attention, trimmed_kmeans,
 from kmt_ref.algorithms.trimmed import trimmed_kmeans_quantile
 from kmt_ref.algorithms.robust import robust_kmeans, robust_kmeans_transformer
 from kmt_ref.algorithms.kmedoids import randomized_kmedoids, randomized_kmedoids_transformer, kmedoids_weights
-from kmt_ref.algorithms.sparse_update import separating_penalties, sparse_update_weights, GUMBEL_WIDTH
+from kmt_ref.algorithms.sparse_update import (separating_penalties, sparse_update_weights, member_distance_bound,
+                                              GUMBEL_WIDTH, RELATIVE_MARGIN)
 from kmt_ref.data import blobs_with_outliers
 from kmt_ref.viz.plotting import plot_weights, plot_attention, plot_assignments, CLUSTER_COLORS
 from kmt_ref.viz.variant_figures import plot_variants_outliers
@@ -175,9 +176,10 @@ assert np.array_equal(tr_trim.labels, ref_trim.labels)
 assert np.allclose(tr_trim.centers, ref_trim.centers, atol=1e-12)
 gamma1, gamma_flag = separating_penalties(X, C0, GAMMA2)
 assert (tr_trim.info["gamma1"], tr_trim.info["gamma_flag"]) == (gamma1, gamma_flag)
-D2 = np.sum(np.ptp(np.hstack([X, C0]), axis=1) ** 2)   # squared diameter of the bounding box of [X, C0]
-assert np.isclose(gamma1, GAMMA2 * D2 + 2)
-print(f"gamma2 = {GAMMA2:g}, gamma1 = gamma_flag = gamma2 D^2 + 2 = {gamma1:.2f}   (D^2 = {D2:.2f})")
+D2 = member_distance_bound(X, C0)   # bounds every member's squared distance to its center, at every layer
+assert D2 >= np.sum(np.ptp(X, axis=1) ** 2)   # at least the squared diameter of the data's bounding box
+assert gamma1 == GAMMA2 * D2 * (1 + RELATIVE_MARGIN) + 2   # 2^-20 g D^2 to spare for rounding
+print(f"gamma2 = {GAMMA2:g}, gamma1 = gamma_flag = gamma2 D^2 (1 + 2^-20) + 2 = {gamma1:.2f}   (D^2 = {D2:.2f})")
 params_trim, emb = sparse_update_weights(d, k, GAMMA2, gamma1, gamma_flag)   # Theorem 2.1's weights, block 3 changed
 assert np.allclose(params_trim["Q3"][:d, :d], np.sqrt(GAMMA2) * np.eye(d))
 assert params_trim["Q3"][-1, -1] == 0 and np.isclose(params_trim["K3"][-1, -1], np.sqrt(gamma_flag))
@@ -190,7 +192,7 @@ assert params_trim["Q3"][-1, -1] == 0 and np.isclose(params_trim["K3"][-1, -1], 
 # * **√γ₂ on the x block** of $Q_3$ and $K_3$: gives the data term $-\gamma_2\|c_j - x_i\|^2$, the only term that
 #   differs between members; it sets the trimming level.
 # * **√γ₁ on the y block**: $-\gamma_1\|e_j - y_i\|^2$ is 0 for a member ($y_i = e_j$) and $-2\gamma_1$ for a
-#   non-member; with $2\gamma_1 \ge \gamma_2 D^2 + 1$ ($D$ bounds every distance) that puts every other cluster's
+#   non-member; with $2\gamma_1 \ge \gamma_2 D^2 + 1$ ($D^2$ bounds every member's squared distance to its center) that puts every other cluster's
 #   point 1 or more below the best member: weight exactly 0.
 # * **the flag entry √γ_flag** (in $K_3$ only; the query's flag column is 0): every **center** key pays
 #   $-\gamma_\mathrm{flag}$, so center $j$'s own token scores $-\gamma_\mathrm{flag}$ and the others less. With
@@ -198,6 +200,11 @@ assert params_trim["Q3"][-1, -1] == 0 and np.isclose(params_trim["K3"][-1, -1], 
 #   at least $2\gamma_1 \ge \gamma_\mathrm{flag} + 1$ down, so the center attends to itself alone and keeps $c_j$
 #   (Lloyd's "keep" policy).
 # * $V_3 = P_X$ reads out $x_i$ (or $c_j$ from the own token); block 4 subtracts the old $c_j$.
+#
+# The transformer runs these scores in another form (`sparse_update.direct_weights`): 1 on the x block and the
+# penalties times $1/\gamma_2$, and block 3 divides the distances, taken from the tokens' differences, by
+# $1/\gamma_2$. In exact arithmetic that is the same score; in floating point a member's score is the very number
+# the reference computes, so that both decide every tie alike.
 
 # %%
 g_rob = GAMMA_ROBUST / np.sqrt(d)                 # the robust score's coefficient of ||x_i - c_j||^2
@@ -623,8 +630,9 @@ check("03.1", answer)
 # %% [markdown]
 # ### Exercise 03.2
 #
-# §3 chose the member penalty γ₁ with `separating_penalties` so that $2\gamma_1 \ge \gamma_2 D^2 + 1$ ($D^2$ the squared
-# diameter of the bounding box of `[X, C0]`): then every non-member is at least 1 below the members and gets weight 0.
+# §3 chose the member penalty γ₁ with `separating_penalties` so that $2\gamma_1 \ge \gamma_2 D^2 + 1$ ($D^2$ of
+# `member_distance_bound`: the larger of the data's squared bounding-box diameter and every point's squared distance
+# to its nearest initial center): then every non-member is at least 1 below the members and gets weight 0.
 # That inequality is **sufficient, not necessary**. Find the actual threshold γ₁\* at a smaller data weight,
 # **γ₂ = 0.5**: with `trimmed_kmeans_transformer(X, C0, T, 0.5, gamma1=γ₁, record=True)` (T = 5 layers), for γ₁
 # below γ₁\* some point gets a nonzero block-3 weight (`layers[t].weights["3"]`) from a center it is not assigned to

@@ -264,3 +264,10 @@ def test_the_leak_is_exp_minus_gamma_per_bit_in_unscaled_scores():
     # center 0's query: members are points 0, 1; points 2, 3 (code 10) and 4, 5 (01) are 1 bit away, 6, 7 two
     np.testing.assert_allclose(wb[2:, 0] / wb[0, 0], np.exp(-g * np.array([1, 1, 1, 1, 2, 2])), rtol=1e-12)
     np.testing.assert_allclose(wo[2:, 0] / wo[0, 0], np.exp(-2 * g), rtol=1e-12)
+
+
+def test_binary_kept_center_keeps_its_sign():
+    tr = binary_transformer([[1.0, 2.0]], [[1.5, -0.0]], 2)
+    ref = lloyd([[1.0, 2.0]], [[1.5, -0.0]], 2)
+    np.testing.assert_array_equal(np.signbit(tr.centers), np.signbit(ref.centers))
+    np.testing.assert_array_equal(tr.centers, ref.centers)

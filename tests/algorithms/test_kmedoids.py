@@ -103,3 +103,24 @@ def test_kmedoids_tied_medoids_are_drawn_uniformly_by_both():
         counts[ref.info["medoids"][0, 0]] += 1
     np.testing.assert_array_equal(counts, [119, 101, 96, 84, 0, 0, 0, 0])  # these seeds' draws
     assert chisquare(counts[:4]).pvalue > 0.01  # uniform over the tied four (here p = 0.096)
+
+
+def test_kmedoids_far_empty_center_keeps_the_draws_identical():
+    """A far initial center that stays empty does not enter the penalties: the same draws over 100 seeds."""
+    X, C0 = np.array([[0.0, 0.1, 0.7, 1.0]]), np.array([[0.5, 1e8]])
+    for seed in range(100):
+        ref = randomized_kmedoids(X, C0, 2, 1.0, np.random.default_rng(seed))
+        tr = randomized_kmedoids_transformer(X, C0, 2, 1.0, np.random.default_rng(seed))
+        np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=f"seed {seed}")
+        np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=f"seed {seed}")
+
+
+def test_kmedoids_tied_medoids_far_out_are_drawn_alike():
+    """Two members 2^40 from their mean, exactly tied: both sides compute the same logits, so the noise decides
+    alike (the expansion's rounding, about 1e8 at gamma = 0.25, had outweighed it)."""
+    X = np.array([[0.0] * 12, [0.0, 0.0, 2.0**40] + [0.0] * 8 + [2.0**41]])
+    C0 = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 2.0**40]])
+    for seed in range(20):
+        ref = randomized_kmedoids(X, C0, 2, 0.25, np.random.default_rng(seed))
+        tr = randomized_kmedoids_transformer(X, C0, 2, 0.25, np.random.default_rng(seed))
+        np.testing.assert_array_equal(tr.centers, ref.centers, err_msg=f"seed {seed}")

@@ -407,3 +407,22 @@ def test_averaging_block1_moves_a_center_with_no_full_member_onto_the_tied_point
     _, Cbar = layer_forward(params, emb.embed_points(X), emb.embed_centers(C0),
                             averaging(lloyd_layer(center_update="linear")))
     np.testing.assert_allclose(emb.centers(Cbar), [[1.0 / 3.0, 1.0]], rtol=1e-15)
+
+
+@pytest.mark.parametrize("fn", [lloyd, kmeans_transformer])
+def test_zero_extent_data_take_their_scale_from_the_centers(fn):
+    """All points the same: the frame scales by the centers' distance, so nothing underflows or is refused."""
+    np.testing.assert_array_equal(fn([[0.0, 0.0]], [[1e-162, 0.0]], 1).labels, [[1, 1]])
+    np.testing.assert_array_equal(fn([[0.0, 0.0]], [[1e162, 0.0]], 1).labels, [[1, 1]])
+    big = np.ldexp(1.0, 401)
+    tr = fn([[big]], [[0.0]], 1)
+    np.testing.assert_array_equal(tr.centers[-1], [[big]])
+
+
+@pytest.mark.parametrize("fn", [lloyd, kmeans_transformer])
+def test_kept_centers_keep_their_value_and_sign(fn):
+    """A kept (empty) center and centers[0] are C0 as given: the frame's round trip never touches them."""
+    tr = fn([[1e8, 1e8 + 1]], [[0.1, 1e8]], 2)  # a frame shifted by 1e8
+    np.testing.assert_array_equal(tr.centers[:, 0, 0], 0.1)
+    tr = fn([[1.0, 2.0]], [[1.5, -0.0]], 2)  # the second cluster stays empty
+    assert all(np.signbit(tr.centers[:, 0, 1]))

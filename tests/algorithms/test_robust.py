@@ -118,3 +118,28 @@ def test_robust_whole_trajectory_equals_reference_with_duplicated_centers(gamma)
         np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=f"{name}, gamma={gamma}")
         scale = max(1.0, float(np.abs(X).max()))
         np.testing.assert_allclose(tr.centers, ref.centers, rtol=0, atol=1e-10 * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("far, gamma", [(1e4, 5.0), (1e5, 0.01), (1e8, 1.0)])
+def test_robust_far_empty_center_keeps_the_circuit_close(far, gamma):
+    """A far initial center that stays empty does not enter the penalties, whose rounding would swamp the
+    members' scores: the circuit stays within 1e-10 of the data's extent (1)."""
+    X, C0 = np.array([[0.0, 0.1, 0.7, 1.0]]), np.array([[0.5, far]])
+    ref, tr = robust_kmeans(X, C0, 3, gamma), robust_kmeans_transformer(X, C0, 3, gamma)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_allclose(tr.centers, ref.centers, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(tr.centers[:, 0, 1], far)
+
+
+def test_robust_reference_far_center_with_members():
+    """Scores of size 1e16: the reference's support test on shifted scores keeps the best member."""
+    for fn in (robust_kmeans, robust_kmeans_transformer):
+        np.testing.assert_array_equal(fn([[0.0, 1.0]], [[1e8]], 1, 1.0).centers[1], [[1.0]], err_msg=fn.__name__)
+
+
+def test_robust_far_center_with_members_does_not_cost_later_layers():
+    """The far initial center's members set D^2 = 1e8; the member scores carry no rounding of the penalties."""
+    X, C0 = np.array([[0.12573022, -0.13210486]]), np.array([[1e4]])
+    ref, tr = robust_kmeans(X, C0, 3, 0.7), robust_kmeans_transformer(X, C0, 3, 0.7)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_allclose(tr.centers, ref.centers, rtol=0, atol=1e-15)

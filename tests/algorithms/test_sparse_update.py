@@ -197,8 +197,9 @@ def test_other_bad_arguments():
 def test_penalties_and_record():
     X, C0, _ = blobs_with_outliers(rng=np.random.default_rng(0))
     g1, gf = separating_penalties(X, C0, 2.0)
-    D2 = np.sum((np.concatenate([X, C0], 1).max(1) - np.concatenate([X, C0], 1).min(1)) ** 2)
-    assert g1 == gf == pytest.approx(2.0 * D2 + 2.0)
+    D2 = max(np.sum((X.max(1) - X.min(1)) ** 2),  # the data's bounding box, and each point's nearest initial center
+             np.max(np.min(np.sum((X[:, :, None] - C0[:, None, :]) ** 2, axis=0), axis=1)))
+    assert g1 == gf == pytest.approx(2.0 * D2 * (1 + 2.0**-20) + 2.0, rel=1e-12)
     tr = trimmed_kmeans_transformer(X, C0, 2, 10.0, record=True)
     W = tr.layers[-1].weights["3"]  # (n + k, k): block 3's attention, keys [points, centers]
     assert W.shape == (X.shape[1] + C0.shape[1], C0.shape[1])

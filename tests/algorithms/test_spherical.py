@@ -81,3 +81,28 @@ def test_spherical_is_scale_invariant():
     b = spherical_kmeans_transformer(X * rng.uniform(0.5, 4.0, 30), 7.0 * C0, 5)
     np.testing.assert_array_equal(a.labels, b.labels)
     np.testing.assert_allclose(a.centers, b.centers, atol=1e-14)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 1024])
+def test_spherical_tie_does_not_depend_on_the_chunks(chunk_size):
+    """Center 0 is exactly the points' direction; no chunk of queries is a one-column product."""
+    X = np.array([[1e8 + 1] * 2, [1e8] * 2, [1e8] * 2])
+    C0 = np.array([[1e8 + 1, 1e8], [1e8, 1e8], [1e8, 1e8 + 1]])
+    with pytest.warns(UserWarning):
+        ref = spherical_kmeans(X, C0, 2)
+    with pytest.warns(UserWarning):
+        tr = spherical_kmeans_transformer(X, C0, 2, chunk_size=chunk_size)
+    np.testing.assert_array_equal(ref.labels, 0)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+
+
+def test_spherical_last_point_of_a_chunked_block_1():
+    """k = 1025 > chunk_size: n = 4097 queries in chunks of 1024, the last one joined to the chunk before."""
+    rng = np.random.default_rng(1)
+    X = np.round(rng.normal(size=(3, 4097)) * 2) + 0.5
+    C0 = X[:, rng.choice(4097, 1025, replace=False)]
+    ref = spherical_kmeans(X, C0, 1)
+    tr = spherical_kmeans_transformer(X, C0, 1)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_array_equal(tr.centers, ref.centers)

@@ -15,7 +15,7 @@ from kmt_ref.algorithms import (
     trimmed_size,
 )
 from kmt_ref.algorithms.lloyd import lloyd
-from kmt_ref.algorithms.sparse_update import _bounding_diameter_sq  # the D^2 of separating_penalties
+from kmt_ref.algorithms.sparse_update import member_distance_bound  # the D^2 of separating_penalties
 from kmt_ref.data import blobs_with_outliers
 from kmt_ref.trace import nearest_center
 
@@ -68,7 +68,7 @@ def test_trimmed_equals_rule_with_penalties_just_above_the_stated_bound(gamma2):
     tie the rounding of the scores decides: the conditions hold in exact arithmetic, rounding needs a margin."""
     margin = 1e-3
     for name, X, C0 in SHARED_CASES:
-        flag = gamma2 * _bounding_diameter_sq(X, C0) + 1.0 + margin
+        flag = gamma2 * member_distance_bound(np.asarray(X, float), np.asarray(C0, float)) + 1.0 + margin
         tr = trimmed_kmeans_transformer(X, C0, T, gamma2, gamma1=(flag + 1.0 + margin) / 2, gamma_flag=flag)
         ref = trimmed_kmeans_attention(X, C0, T, gamma2)
         np.testing.assert_array_equal(tr.labels, ref.labels, err_msg=name)
@@ -281,3 +281,49 @@ def test_quantile_rule_bad_q(q, exc, match):
         trimmed_kmeans_quantile(X_OK, C_OK, 1, q)
     with pytest.raises(ValueError, match="empty='reseed'"):
         trimmed_kmeans_quantile(X_OK, C_OK, 1, empty="reseed")
+
+
+def test_trimmed_far_empty_center_does_not_swamp_the_members():
+    """A far initial center that stays empty does not enter the penalties: the circuit trims as the rule does."""
+    X, C0 = np.array([[0.0, 0.1, 0.7, 1.0]]), np.array([[0.5, 1e8]])
+    ref = trimmed_kmeans_attention(X, C0, 2, 4.0)
+    tr = trimmed_kmeans_transformer(X, C0, 2, 4.0)
+    np.testing.assert_array_equal(ref.centers[1], [[(0.1 + 0.7) / 2, 1e8]])  # the two closest kept
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+
+
+def test_trimmed_exact_criterion_tie_is_decided_alike():
+    """Scores [0, 0, -1/2]: (z_{1:s} - 1)/s is -1/2 at s = 2 and at s = 3, an exact tie the rule gives to the
+    largest s. Both sides compute the same shifted scores, so both keep all three points (mean 4/3)."""
+    X, C0 = np.array([[1.0, 1.0, 2.0]]), np.array([[1.0, 1.0]])
+    ref = trimmed_kmeans_attention(X, C0, 3, 0.5)
+    tr = trimmed_kmeans_transformer(X, C0, 3, 0.5)
+    assert ref.centers[1, 0, 0] == 4.0 / 3.0
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+
+
+def test_trimmed_default_penalties_on_the_integer_case():
+    """The shared integer case at gamma2 = 0.5, with the default penalties: bit for bit at every layer."""
+    cases = {name: (X, C0) for name, X, C0 in all_cases()}
+    X, C0 = cases["random131_ints_d4_n45_k6"]
+    ref = trimmed_kmeans_attention(X, C0, 6, 0.5)
+    tr = trimmed_kmeans_transformer(X, C0, 6, 0.5)
+    np.testing.assert_array_equal(tr.labels, ref.labels)
+    np.testing.assert_array_equal(tr.centers, ref.centers)
+
+
+def test_trimmed_far_singleton_moves_onto_its_point():
+    """A singleton 1e9 from its center: scores of size 1e17 do not swallow the criterion's -1."""
+    for fn in (trimmed_kmeans_attention, trimmed_kmeans_transformer):
+        np.testing.assert_array_equal(fn([[0.0]], [[1e9]], 1, 0.25).centers[1], [[0.0]], err_msg=fn.__name__)
+
+
+def test_deprecated_alpha_is_named_in_the_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with pytest.raises(ValueError, match=r"alpha=1 should be in \[0, 1\)"):
+            trimmed_kmeans([[0.0, 1.0, 2.0]], [[1.0]], 1, alpha=1)
+    with pytest.raises(ValueError, match=r"rho=1 should be"):
+        trimmed_kmeans([[0.0, 1.0, 2.0]], [[1.0]], 1, rho=1)

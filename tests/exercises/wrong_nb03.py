@@ -6,7 +6,7 @@ from kmt_ref.exercises import nb03
 
 _X, _C0, _ = nb03._data()
 _GAMMA1_CHOSEN = separating_penalties(_X, _C0, nb03.GAMMA2_LEAK)[0]
-_D2 = (_GAMMA1_CHOSEN - 2.0) / nb03.GAMMA2_LEAK             # separating_penalties: gamma1 = gamma2 D^2 + 2
+_D2 = (_GAMMA1_CHOSEN - 2.0) / nb03.GAMMA2_LEAK / (1 + 2.0**-20)  # separating_penalties: gamma1 = gamma2 D^2 (1 + 2^-20) + 2
 _G1 = nb03.leak_threshold()
 _G1_LAYERS = nb03.leak_thresholds()
 _WIN = nb03.quantile_windows()

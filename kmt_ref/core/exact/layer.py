@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as onp
 
-from ...trace import CHUNK, _argmin_columns, _rank, _scratch, distance_blocks, nearest_labels
+from ...trace import CHUNK, _argmin_columns, _rank, _scratch, distance_blocks, nearest_labels, query_chunks
 from .limits import (_projected, _same_rows, duplicate_groups, is_disjoint_uniform, one_hot_columns, project,
                      same_map, segment_mean, selection, used_rows)
 
@@ -222,8 +222,8 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size, memo):
     hot = one_hot_columns(VZk.T) if VZk.shape[1] <= CHUNK else None  # the row of each value row's 1, or -1
     in_place = selV[2] == 1.0 and _same_rows(selV[0], selV[1], V.shape[0])
     outs = []
-    for a in range(0, q, chunk_size) if big else [0]:
-        Qc = QZ[:, a : a + chunk_size] if big else QZ
+    for a, b in query_chunks(q, r, chunk_size):
+        Qc = QZ[:, a:b] if big else QZ
         fast = (_euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
                 if blk.score == "euclidean" and blk.normalizer == "softmax" else None)
         if fast is None:
