@@ -1,4 +1,4 @@
-"""Checks of the paths a command will write, run before the work starts (STYLE §7).
+"""Checks of the paths a command will write, run before the work starts.
 
 Nothing is lost to a path that cannot be written after an hour of training. The one rule of every
 command: a file's name ends in its format's suffix (never appended silently), and an existing file is

@@ -1,4 +1,4 @@
-"""Checks of attention scores, dropout and positive reals (STYLE §7); :mod:`kmt_ref.validation` re-exports them.
+"""Checks of attention scores, dropout and positive reals; :mod:`kmt_ref.validation` re-exports them.
 
 What a legitimate score is (:mod:`kmt_ref.core.normalizers`): a real number or -inf, a mask that gets
 weight exactly 0; NaN and +inf never are; every slice along the normalized axis needs at least one

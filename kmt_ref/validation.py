@@ -1,4 +1,4 @@
-"""Checks at the public boundary (STYLE §7): clear errors that name the argument.
+"""Checks at the public boundary: clear errors that name the argument and quote its value.
 
 The arguments of the algorithms (data, centers, counts, inverse temperatures, random states), the
 arrays handed to the plotting functions and the learning experiment's hyperparameters; the checks of
@@ -240,7 +240,7 @@ def check_random_state(random_state, name="random_state"):
 
 
 def check_rng(rng, name="rng"):
-    """A ``numpy.random.Generator`` (no seeds, no global state: STYLE §5)."""
+    """A ``numpy.random.Generator`` (no seeds, no global state: every stochastic function takes a Generator)."""
     if not isinstance(rng, np.random.Generator):
         raise TypeError(
             f"{name} must be a numpy.random.Generator (e.g. np.random.default_rng(0)), "

@@ -1,4 +1,4 @@
-"""One shared table of clustering instances (STYLE §9, after tracr's test cases).
+"""One shared table of clustering instances (after tracr's test cases).
 
 Every equivalence test (transformer = its classical reference) draws from
 :func:`all_cases`. Each case is ``(name, X, C0)`` with tokens as columns:

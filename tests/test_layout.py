@@ -1,4 +1,4 @@
-"""The house rules of the layout (docs/ARCHITECTURE.md, STYLE §13), checked on the source.
+"""The house rules of the layout (docs/ARCHITECTURE.md), checked on the source.
 
 - no import cycles (an import inside a function counts, and a name imported from a
   package counts as its submodule), and no module imports a higher layer: the leaves (checks, the
@@ -226,3 +226,13 @@ def test_old_module_paths_still_work_and_say_where_the_name_lives(old, name, new
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             module.nope  # noqa: B018
+
+
+def test_no_text_cites_the_teams_style_notes():
+    """Docstrings and comments say a convention in place; they never cite the team's own notes (not in the repository)."""
+    root = Path(__file__).resolve().parents[1]
+    hits = [f"{p.relative_to(root)}:{i}" for folder in ("kmt_ref", "tests", "tools", "benchmarks", "docs", "notebooks/src")
+            for p in [root / "README.md"] + sorted((root / folder).rglob("*"))
+            if p.suffix in (".py", ".md") and p.resolve() != Path(__file__).resolve()
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "STYLE §" in line]
+    assert hits == []

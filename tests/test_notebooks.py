@@ -1,4 +1,4 @@
-"""Every notebook, student and solutions, runs top to bottom in a fresh kernel (STYLE §10).
+"""Every notebook, student and solutions, runs top to bottom in a fresh kernel (notebooks import from the package; executing one tests it).
 
 Each notebook's cells carry their own asserts and shape checks, so executing it
 tests it. The stored copy must also be the executed one (counts 1..N, outputs).

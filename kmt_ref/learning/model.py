@@ -24,7 +24,7 @@ The loss is in :mod:`kmt_ref.learning.loss`; applying the layer T times with
 re-embedding (:func:`~kmt_ref.learning.evaluation.run_model`) in
 :mod:`kmt_ref.learning.evaluation`.
 
-autograd rules (STYLE §8), followed here, in :mod:`kmt_ref.learning.loss` and
+autograd rules, followed here, in :mod:`kmt_ref.learning.loss` and
 in the generic layer (:mod:`kmt_ref.attention`):
 
 - differentiable code imports ``autograd.numpy as np``; plain NumPy (``onp``)

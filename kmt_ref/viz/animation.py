@@ -1,6 +1,6 @@
 """A clustering trace animated against a reference, layer by layer (trajectory matching with Lloyd's, moving).
 
-Arrays in, an animation out (STYLE §11): :func:`animate_trace` returns a
+Arrays in, an animation out: :func:`animate_trace` returns a
 matplotlib ``FuncAnimation`` of a transformer's :class:`~kmt_ref.trace.ClusteringTrace`
 (``kmeans_transformer(..., record=True)``, or any circuit run with
 ``record=True``) on top of a reference trace (``lloyd(...)``), one frame per

@@ -1,4 +1,4 @@
-"""Matrices as pictures: weight heatmaps with their embedding blocks named, attention matrices (STYLE §11).
+"""Matrices as pictures: weight heatmaps with their embedding blocks named, attention matrices.
 
 Arrays in, a matplotlib figure out (tokens as columns, SPEC §1); each function
 draws on the given ``ax`` (or a new figure) and returns the figure, never

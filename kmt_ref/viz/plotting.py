@@ -1,4 +1,4 @@
-"""Plotting helpers: arrays in, a matplotlib figure out (STYLE §11).
+"""Plotting helpers: arrays in, a matplotlib figure out (an optional ``ax``; never ``show()``).
 
 Every function takes plain arrays (tokens as columns, SPEC §1), draws on the
 given ``ax`` (or on a new figure) and returns the figure. None of them calls

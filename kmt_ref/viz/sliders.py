@@ -1,7 +1,7 @@
 """The paper's knobs as sliders: one drawing per parameter value, shown as small multiples and behind a slider.
 
 Each ``plot_*`` function below draws what one value of one knob does (arrays in,
-a figure out, optional ``axes``, never ``show()``, STYLE §11). The notebooks
+a figure out, optional ``axes``, never ``show()``). The notebooks
 call it twice, with the same function: :func:`small_multiples` draws it at a
 few values side by side (a still figure, always stored in the executed
 notebook), and :func:`parameter_sliders` puts it behind ``ipywidgets`` sliders

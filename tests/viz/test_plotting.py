@@ -1,4 +1,4 @@
-"""Plotting primitives: arrays in, a figure out (kmt_ref/viz/plotting.py with matrices.py and canvas.py, STYLE §11)."""
+"""Plotting primitives: arrays in, a figure out (kmt_ref/viz/plotting.py with matrices.py and canvas.py)."""
 import matplotlib
 
 matplotlib.use("Agg")
