@@ -1,0 +1,257 @@
+"""The tables of results that the documentation shows, computed from the committed results.
+
+Each function returns one Markdown table, computed from files that ship with the package (the stored
+evaluations and models in ``kmt_ref/models/``, the sweeps and the cost benchmark in
+``kmt_ref/datasets/``); nothing is re-run. ``python -m kmt_ref report NAME`` prints one, and the
+documents hold each table between the lines ``<!-- report NAME -->`` and ``<!-- end report -->``, which
+a test compares with what the function prints, character for character. So a number of a table is
+written in one place, the code, and the text cannot drift from it.
+
+Tables (:data:`REPORTS`):
+
+- ``evaluation``: the trained model and the d-only ablation against Lloyd in every evaluated setting;
+- ``models``: the committed models, their training setting and the training time each records;
+- ``sweep``: the authors' gamma sweep, ours against theirs, paired by cell, on two grids;
+- ``binary``: the follow-up's binary codes against one-hot (size, forward time, trained quality);
+- ``headline``: one line per main result, with the command that reproduces it.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["REPORTS", "report", "evaluation_table", "models_table", "sweep_table", "binary_table",
+           "headline_table", "begin_marker", "END_MARKER", "fill"]
+
+PACKAGE = Path(__file__).resolve().parent
+MODELS = PACKAGE / "models"
+DATASETS = PACKAGE / "datasets"
+
+#: the authors' sweep rows (their results/klic_parameter_sweep.csv, MIT licence) for the cells compared
+AUTHORS_SWEEP = DATASETS / "authors_sweep_compared.csv"
+#: our sweep of their grid's cells with at most 774 points
+SWEEP_774 = DATASETS / "gamma_sweep_774.csv"
+SWEEP_SMALL = DATASETS / "gamma_sweep_small.csv"
+COST_CSV = DATASETS / "binary_cost.csv"
+
+#: the main setting's label in the stored evaluation
+MAIN = "random,n=512,normal"
+
+#: what the paper reports for the main setting, from a summary of it (not verified against its text)
+PAPER_REPORTS = {"lloyd": 5.25, "paper": 5.0, "paper_d_only": 5.35}
+
+#: the follow-up's Table 1 (d = 32, n = 1024, k = 1000, one laptop GPU): forward ms, one-hot and binary
+FOLLOW_UP_TABLE1_MS = (193.07, 15.90)
+
+END_MARKER = "<!-- end report -->"
+
+
+def begin_marker(name):
+    """The line that opens table ``name`` in a document."""
+    return f"<!-- report {name} -->"
+
+
+def _final_mean(curves):
+    return float(np.mean(curves[:, -1]))
+
+
+def _signed(x, digits=3):
+    return f"{x:+.{digits}f}".replace("-", "−")
+
+
+def _num(x, digits=3):
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
+def _load(name):
+    from .learning.checkpoint import load_evaluation
+
+    return load_evaluation(MODELS / name)
+
+
+def _setting_name(label):
+    init, n, family = label.split(",")
+    n = int(n.split("=")[1])
+    if label == MAIN:
+        return "random init, n = 512, normal"
+    if init != "random":
+        return f"{'k-means++' if init == 'kmeans++' else init} init"
+    return f"n = {n}" if family == "normal" else family
+
+
+def _setting_order(label):
+    init, n, family = label.split(",")
+    return (label != MAIN, init == "random", family != "normal", int(n.split("=")[1]), family)
+
+
+def evaluation_table():
+    """The stored evaluation (``kmt_ref/models/evaluation.npz``): mean log objective per setting."""
+    ev, info = _load("evaluation.npz")
+    lines = [f"| setting ({info['tasks']} tasks, seed {info['seed']}, T = {info['steps']}) | t = 0 | Lloyd | "
+             "trained | trained − Lloyd | d-only ablation |",
+             "|---|---|---|---|---|---|"]
+    for label in sorted(ev, key=_setting_order):
+        res = ev[label]
+        lloyd, model = _final_mean(res["lloyd"]), _final_mean(res["paper"])
+        d_only = _num(_final_mean(res["paper_d_only"])) if "paper_d_only" in res else ""
+        lines.append(f"| {_setting_name(label)} | {_num(float(np.mean(res['lloyd'][:, 0])))} | {_num(lloyd)} | "
+                     f"{_num(model)} | {_signed(model - lloyd)} | {d_only} |")
+    return "\n".join(lines)
+
+
+def models_table():
+    """The committed models: embedding, training setting, steps and the training time each records."""
+    from .learning.checkpoint import load_checkpoint
+
+    lines = ["| model | embedding | n, d, k | steps × tasks | seed | parameters | training time recorded |",
+             "|---|---|---|---|---|---|---|"]
+    for name in ("paper", "paper_d_only", "paper_binary"):
+        ck = load_checkpoint(MODELS / f"{name}.npz")
+        c = ck.config
+        minutes = ck.history["elapsed"][-1] / 60
+        lines.append(f"| `{name}` | {c.embedding} | {c.n}, {c.d}, {c.k} | {ck.step:,} × {c.batch} | {ck.seed} | "
+                     f"{ck.n_params:,} | {minutes:.1f} min |")
+    return "\n".join(lines)
+
+
+def _read_rows(path):
+    from .sweep import read_sweep
+
+    return read_sweep(path)
+
+
+def sweep_table():
+    """Ours against the authors' sweep, per gamma, paired by cell, on the small grid and on n <= 774."""
+    from .sweep import compare
+
+    theirs = _read_rows(AUTHORS_SWEEP)
+    lines = ["| grid | γ | cells compared | mean Loss, ours | theirs | ours − theirs (± s.e.) | in s.e. |",
+             "|---|---|---|---|---|---|---|"]
+    for grid, path in (("small (256 cells)", SWEEP_SMALL), ("theirs with n ≤ 774 (3,000 cells)", SWEEP_774)):
+        for g, r in compare(_read_rows(path), theirs).items():
+            lines.append(f"| {grid} | {g} | {r['cells']:,} | {_num(r['ours'])} | {_num(r['theirs'])} | "
+                         f"{_signed(r['diff'])} ± {r['se']:.3f} | {abs(r['diff']) / r['se']:.1f} |")
+    return "\n".join(lines)
+
+
+def _cost_rows():
+    with open(COST_CSV, newline="") as f:
+        return {(r["embedding"], int(r["k"])): r for r in csv.DictReader(f)}
+
+
+def binary_table():
+    """One-hot against binary codes at d = 32: size, the model's forward time, the trained model."""
+    rows = _cost_rows()
+    one, binary = rows[("onehot", 1000)], rows[("binary", 1000)]
+    d = int(one["d"])
+    ev, _ = _load("evaluation.npz")
+    evb, _ = _load("evaluation_binary.npz")
+    onehot_T, binary_T = ev[MAIN]["paper"][:, -1], evb[MAIN]["paper_binary"][:, -1]
+    diff = binary_T - onehot_T  # the same tasks: paired
+    se = float(np.std(diff, ddof=1) / math.sqrt(diff.size))
+
+    def size(emb, k):
+        r = rows[(emb, k)]
+        return r["d_emb"], f"{int(r['params']):,}"
+
+    (e10, p10), (e1000, p1000) = size("onehot", 10), size("onehot", 1000)
+    (b10, q10), (b1000, q1000) = size("binary", 10), size("binary", 1000)
+    ratio = float(one["model_s"]) / float(binary["model_s"])
+    theirs = FOLLOW_UP_TABLE1_MS[0] / FOLLOW_UP_TABLE1_MS[1]
+    lines = [f"| d = {d} | one-hot | binary |", "|---|---|---|",
+             f"| d_emb at k = 10 / 1000 | {e10} / {e1000} | {b10} / {b1000} |",
+             f"| parameters of the trainable layer at k = 10 / 1000 | {p10} / {p1000} | {q10} / {q1000} |",
+             f"| model forward, k = 1000, n = {int(one['n'])}, one CPU thread (`benchmarks/bench_binary.py`) | "
+             f"{1000 * float(one['model_s']):.0f} ms | {1000 * float(binary['model_s']):.0f} ms ({ratio:.1f}× faster; "
+             f"the follow-up's Table 1, on a GPU: {theirs:.1f}×) |",
+             f"| trained at k = 10, n = 512, seed 0: mean log objective after 20 steps on the 320 tasks "
+             f"(Lloyd {_num(_final_mean(ev[MAIN]['lloyd']))}, d-only {_num(_final_mean(ev[MAIN]['paper_d_only']))}) | "
+             f"{_num(float(onehot_T.mean()))} | {_num(float(binary_T.mean()))} (binary − one-hot "
+             f"{_signed(float(diff.mean()))} ± {se:.3f}, paired by task) |"]
+    return "\n".join(lines)
+
+
+def headline_table():
+    """The main results, one line each, with the command that reproduces it."""
+    from .sweep import compare
+
+    ev, _ = _load("evaluation.npz")
+    lloyd, model, d_only = (_final_mean(ev[MAIN][k]) for k in ("lloyd", "paper", "paper_d_only"))
+    evb, _ = _load("evaluation_binary.npz")
+    binary = _final_mean(evb[MAIN]["paper_binary"])
+    rows = _cost_rows()
+    speed = float(rows[("onehot", 1000)]["model_s"]) / float(rows[("binary", 1000)]["model_s"])
+    small = compare(_read_rows(SWEEP_SMALL), _read_rows(AUTHORS_SWEEP))
+    p = PAPER_REPORTS
+    lines = ["| result | kmt_ref | the source | reproduce |", "|---|---|---|---|",
+             "| Theorem 2.1 at γ = ∞ against Lloyd's algorithm | labels equal, centers bit for bit, every layer "
+             "(property tests, [exactness](docs/EXACTNESS.md)) | an exact equality (the paper, from a summary) | "
+             "`python -m pytest tests/properties` |",
+             f"| a trained softmax layer against Lloyd, mean log objective after 20 steps, 320 tasks "
+             f"(n = 512, d = 32, k = 10) | trained {_num(model)}, Lloyd {_num(lloyd)}, d-only {_num(d_only)} | "
+             f"trained ≈ {p['paper']}, Lloyd ≈ {p['lloyd']}, d-only ≈ {p['paper_d_only']} (the paper, from a summary) | "
+             "`python -m kmt_ref evaluate paper paper_d_only` |",
+             "| the authors' circuit at finite γ: mean log J(transformer) − log J(Lloyd) after 10 steps, small grid | "
+             + ", ".join(f"γ = {g}: {_num(r['ours'])}" for g, r in small.items()) + " | "
+             + ", ".join(f"{_num(r['theirs'])}" for r in small.values())
+             + " (the authors' CSV, same cells) | `python -m kmt_ref sweep --grid small` |",
+             f"| binary codes (the follow-up): trained, mean log objective as above; forward at k = 1000 | "
+             f"{_num(binary)}; {speed:.1f}× faster than one-hot | its Section 4 and Table 1 ([binary codes](docs/BINARY.md)) | "
+             "`python -m kmt_ref evaluate paper_binary`; `python benchmarks/bench_binary.py` |"]
+    return "\n".join(lines)
+
+
+#: name -> the function that makes the table
+REPORTS = {"evaluation": evaluation_table, "models": models_table, "sweep": sweep_table, "binary": binary_table,
+           "headline": headline_table}
+
+
+def fill(text):
+    """``text`` with every table between its markers replaced by what :func:`report` prints now.
+
+    A marker names a table of :data:`REPORTS`; an unknown name, or a marker without its end, is a
+    ``ValueError``. ``tools/update_reports.py`` writes the result back into the documents.
+    """
+    out, rest = [], text
+    while True:
+        start = rest.find("<!-- report ")
+        if start < 0:
+            return "".join(out) + rest
+        head_end = rest.index("-->", start) + 3
+        name = rest[start + len("<!-- report "):head_end - 3].strip()
+        end = rest.find(END_MARKER, head_end)
+        if end < 0:
+            raise ValueError(f"the table {name!r} has no {END_MARKER!r} after it")
+        out.append(rest[:head_end] + "\n" + report(name) + "\n")
+        rest = rest[end:]
+
+
+def report(name):
+    """The table ``name`` of :data:`REPORTS`, as Markdown."""
+    if name not in REPORTS:
+        raise ValueError(f"name={name!r} is not a report; choose one of {sorted(REPORTS)}")
+    return REPORTS[name]()
+
+
+def _report_command(args):
+    names = args.names or sorted(REPORTS)
+    for name in names:
+        report(name)  # every name checked before anything is printed
+    for i, name in enumerate(names):
+        if len(names) > 1:
+            print(("\n" if i else "") + begin_marker(name))
+        print(report(name))
+
+
+def register(sub):
+    """Add the ``report`` command to the ``python -m kmt_ref`` parser."""
+    p = sub.add_parser("report", help="print the documentation's tables of results from the committed results",
+                       description="Print the tables of results that the documentation shows, computed from the "
+                                   "committed evaluations, models, sweeps and benchmark (nothing is re-run).")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help=f"one or more of {', '.join(sorted(REPORTS))} (default: all)")
+    p.set_defaults(func=_report_command)
