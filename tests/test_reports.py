@@ -1,0 +1,69 @@
+"""The documents hold exactly the tables :mod:`kmt_ref.reports` prints, and the README's example prints what it says.
+
+A table of results sits in a document between ``<!-- report NAME -->`` and ``<!-- end report -->``;
+``python tools/update_reports.py`` writes it there. These tests fail while a document holds another
+text (a number edited by hand, a table left behind after the results changed).
+"""
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+
+from kmt_ref import reports
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+MARKER = re.compile(r"<!-- report (\S+) -->")
+
+
+def _names(text):
+    return MARKER.findall(text)
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=[p.name for p in DOCUMENTS])
+def test_document_holds_the_tables_the_code_prints(path):
+    text = path.read_text(encoding="utf-8")
+    assert reports.fill(text) == text, f"{path.name}: a table differs from kmt_ref.reports; run tools/update_reports.py"
+
+
+def test_every_table_is_shown_once():
+    shown = [name for path in DOCUMENTS for name in _names(path.read_text(encoding="utf-8"))]
+    assert sorted(shown) == sorted(reports.REPORTS), shown
+
+
+def test_fill_can_fail():
+    """An edited number, an unknown table and a missing end are all caught."""
+    table = reports.report("models")
+    good = f"{reports.begin_marker('models')}\n{table}\n{reports.END_MARKER}\n"
+    assert reports.fill(good) == good
+    assert reports.fill(good.replace("47.9", "48.0")) != good.replace("47.9", "48.0")
+    with pytest.raises(ValueError, match="is not a report"):
+        reports.fill("<!-- report nothing -->\n<!-- end report -->")
+    with pytest.raises(ValueError, match="has no"):
+        reports.fill(f"{reports.begin_marker('models')}\n| a |\n")
+
+
+def test_report_command_prints_the_tables(capsys):
+    from kmt_ref.cli import main
+
+    assert main(["report", "models"]) == 0
+    assert capsys.readouterr().out.strip() == reports.report("models")
+    assert main(["report", "nothing"]) == 2
+    assert "name='nothing' is not a report" in capsys.readouterr().err
+
+
+def _readme_example():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## A first example"):]
+    code, printed = re.findall(r"```(?:python)?\n(.*?)```", section, re.S)[:2]
+    return code, printed
+
+
+def test_readme_first_example_prints_what_the_readme_says():
+    code, printed = _readme_example()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "README.md", "exec"), {})
+    assert out.getvalue() == printed
