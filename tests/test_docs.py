@@ -300,3 +300,41 @@ def test_the_checks_can_fail(parser):
             "see tests/none.py\n")
     assert _missing_paths("x.md", [(10, text)], parser) == [
         "x.md:11: figures/data/mine.csv", "x.md:11: figures/data/mine.csv", "x.md:11: tests/none.py"]
+
+
+# --------------------------------------------------------------------------
+# Links: every Markdown link of README.md and docs/ resolves, anchors included
+# --------------------------------------------------------------------------
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(path):
+    from kmt_ref.book import github_slug
+
+    seen, text = {}, re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return {github_slug(m.group(1), seen) for m in re.finditer(r"^#+ (.+)$", text, re.M)}
+
+
+def _broken_links(path):
+    broken = []
+    for target in LINK.findall(path.read_text(encoding="utf-8")):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        if not dest.exists():
+            broken.append(f"{target} (no file {dest.relative_to(ROOT) if ROOT in dest.parents else dest})")
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            broken.append(f"{target} (no heading with that anchor)")
+    return broken
+
+
+@pytest.mark.parametrize("name", ["README.md"] + [f"docs/{p.name}" for p in sorted((ROOT / "docs").glob("*.md"))])
+def test_links_resolve(name):
+    assert not _broken_links(ROOT / name), _broken_links(ROOT / name)
+
+
+def test_link_check_can_fail(tmp_path, monkeypatch):
+    (tmp_path / "a.md").write_text("# Top\n\n## The γ sweep, against theirs\n\n[x](b.md) [y](#top) [z](#nope) "
+                                   "[w](#the-γ-sweep-against-theirs) [v](https://example.org/#q)\n")
+    assert _broken_links(tmp_path / "a.md") == [f"b.md (no file {tmp_path / 'b.md'})", "#nope (no heading with that anchor)"]
