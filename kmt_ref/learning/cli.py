@@ -18,7 +18,7 @@ Both commands check every argument, the checkpoints they read and the file
 they will write before any work starts; a mistake ends in ``error: ...`` and
 exit status 2 (see :mod:`kmt_ref.cli`). The files they write end in ``.npz``
 (another name is refused, never extended). ``train`` replaces an existing
-``--out`` (hours of training) or its ``_best`` snapshot only with ``--force``
+``--out`` (a long training run) or its ``_best`` snapshot only with ``--force``
 and only if it is a kmt_ref training checkpoint, whatever the flags; resuming
 into the checkpoint it continues is the one case without ``--force``.
 ``evaluate --save`` merges into an existing evaluation file and writes over
