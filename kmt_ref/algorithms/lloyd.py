@@ -161,7 +161,8 @@ def lloyd(X, C0, n_iter, empty="keep", rng=None):
         l_i^{(t)} = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
         c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}             (empty: c_j^{(t)})
 
-    The objective ``sum_i min_j ||x_i - c_j^{(t)}||^2`` never increases.
+    In exact arithmetic the objective ``sum_i min_j ||x_i - c_j^{(t)}||^2``
+    never increases (in floating point, to rounding; no test pins it).
     Squared distances are ``||x||^2 + ||c||^2 - 2 c.x`` (one matrix product),
     so memory is O(n (d + k)). They are computed in the data frame of X
     (:mod:`kmt_ref.frame`: centered and rescaled by a power of two where the
