@@ -5,13 +5,13 @@ Transformer Architecture", arXiv 2506.19125) in explicit NumPy, with the
 binary-code circuit of the authors' follow-up "Leaner Transformers Can Easily
 Learn to Cluster" (arXiv 2610.09760) beside it.
 
-Tokens are columns, as in the paper: data ``X`` has shape (d, n), centers
-``C`` have shape (d, k).
+Tokens are columns (kmt_ref's convention): data ``X`` has shape (d, n),
+centers ``C`` have shape (d, k).
 
 The house (docs/ARCHITECTURE.md): :mod:`kmt_ref.core` is the transformer,
 knowing nothing of k-means; :mod:`kmt_ref.algorithms` holds one file per
 clustering algorithm, its classical loop beside its circuit;
-:mod:`kmt_ref.learning` is the paper's training experiment (imported on demand);
+:mod:`kmt_ref.learning` is the training experiment (the authors' ``train.py``; imported on demand);
 :mod:`kmt_ref.viz` draws every picture. The leaves :mod:`kmt_ref.validation`
 (argument checks), :mod:`kmt_ref.frame` (the data frame) and
 :mod:`kmt_ref.trace` (the result object) serve them all.

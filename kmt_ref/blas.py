@@ -1,8 +1,9 @@
 """The BLAS thread count inside the loops of many small matrix products (``train``, ``evaluate``, ``sweep``).
 
 A training step, an evaluation step and a small sweep cell are thousands of
-small matrix products (a training step at the paper's setting: batches of
-32 products of (42, 512) by (512, 512) and smaller). A threaded BLAS wakes all
+small matrix products (a training step at the authors' setting, n = 512,
+d = 32, k = 10 from their ``expts.md``: batches of 32 products of (42, 512)
+by (512, 512) and smaller). A threaded BLAS wakes all
 its threads for each of them. On a quiet machine that saves little (at most
 18 % of the wall time, for 1.6-1.8 times the CPU time, measured); on a machine
 that is busy with something else a product can wait for a thread that the

@@ -31,7 +31,7 @@ import sys
 
 #: modules that each add one or more subcommands
 COMMAND_MODULES = [
-    "kmt_ref.demo",  # demo: the paper's numerical validation (Theorem 2.1)
+    "kmt_ref.demo",  # demo: the numerical validation of Theorem 2.1 (the authors' numerical_validation.ipynb)
     "kmt_ref.viz.registry",  # figures: regenerate everything in figures/
     "kmt_ref.learning.cli",  # train, evaluate: learning the algorithm (SPEC §6)
     "kmt_ref.sweep",  # sweep: the authors' gamma sweep, re-run against their published table

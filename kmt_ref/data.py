@@ -1,4 +1,4 @@
-"""Built-in, seeded data: the paper's numerical-validation set and a small toy.
+"""Built-in, seeded data: the numerical-validation set of the authors' notebook and a small toy.
 
 Tokens are columns (SPEC §1): every function returns data ``X`` of shape
 (d, n) and initial centers ``C0`` of shape (d, k).
@@ -118,12 +118,12 @@ def gaussian_blobs(k, d, n_per_cluster, std=0.1, rng=0):
 
 
 def validation_data(seed=VALIDATION_SEED):
-    """The paper's numerical-validation data (SPEC §3): d = 2, n = 10,000, k = 5.
+    """The recipe of the authors' numerical-validation data (``numerical_validation.ipynb``): d = 2, n = 10,000, k = 5.
 
     Parameters
     ----------
     seed : int or numpy.random.Generator
-        Default 0 (:data:`VALIDATION_SEED`), the data of ``python -m kmt_ref demo``.
+        Default 0 (:data:`VALIDATION_SEED`), the data of ``python -m kmt_ref demo --data seeded``.
 
     Returns
     -------
@@ -136,7 +136,7 @@ def validation_data(seed=VALIDATION_SEED):
     Notes
     -----
     The same recipe as the authors' validation, drawn with NumPy's generator:
-    its numbers differ from the paper's in detail. The authors' own draw is
+    its numbers differ from the authors' in detail. The authors' own draw is
     :func:`paper_validation_data` (``python -m kmt_ref demo``'s default).
     """
     X, C0, _ = gaussian_blobs(k=5, d=2, n_per_cluster=2000, std=0.1, rng=_check_seed(seed))

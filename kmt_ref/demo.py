@@ -1,9 +1,13 @@
-"""``python -m kmt_ref demo``: the paper's numerical validation of Theorem 2.1, on the authors' data.
+"""``python -m kmt_ref demo``: the numerical validation of Theorem 2.1 of the authors' notebook, on their data.
 
-Runs Lloyd's algorithm (:func:`kmt_ref.lloyd`) and the k-means transformer
+The authors' ``numerical_validation.ipynb`` (the paper's Figure 3, by their
+``expts.md``) runs Lloyd's algorithm and their circuit for 10 layers at
+gamma = 1e4 (``niters = 10``, ``itemp = 10000``). The demo runs Lloyd's
+algorithm (:func:`kmt_ref.lloyd`) and the k-means transformer
 (:func:`kmt_ref.kmeans_transformer`) at gamma = 1e4 and gamma = inf for 10
-layers, prints a per-layer table and writes the six-panel figure (Lloyd A-C
-beside the transformer D-F) to ``demo_output/fig1_validation.png`` in the
+layers, prints a per-layer table and writes the six-panel figure (log
+objectives in A and their difference in D; Lloyd's centers and assignments
+in B and C, the transformer's in E and F) to ``demo_output/fig1_validation.png`` in the
 current folder (:data:`DEMO_OUTDIR`; ``--outdir`` chooses another folder,
 ``--no-figure`` none), and prints the file's full path. The repository's own
 ``figures/fig1_validation.png`` is drawn by ``python -m kmt_ref figures``.
@@ -30,15 +34,21 @@ What "exactly one-hot" means (float64)
 --------------------------------------
 Column i of the assignment block Y counts as exactly one-hot when it equals a
 standard basis vector bit for bit: one entry is exactly 1.0, all others exactly
-0.0 (:attr:`kmt_ref.ClusteringTrace.one_hot`). At gamma = inf (hardmax) that is
-always the case. At finite gamma block 1 is a softmax,
-``y_ij = exp(-gamma (D_ij - min_l D_il)) / sum(...)`` with ``D_ij = ||x_i - c_j||^2``,
-and a non-nearest entry is exactly 0.0 only if ``exp`` underflows, i.e. if
-``gamma * (D_ij - min_l D_il) > 745.13`` (below that, float64 ``exp`` returns a
-positive, possibly subnormal, number). The residual update stores the new
+0.0 (:attr:`kmt_ref.ClusteringTrace.one_hot`). At gamma = inf (hardmax) every
+column is (block 1 writes a basis vector). At finite gamma block 1 is a softmax,
+``y_ij = E_ij / sum_l E_il`` with ``E_ij = exp(-gamma gap_ij)``,
+``gap_ij = D_ij - min_l D_il`` and ``D_ij = ||x_i - c_j||^2``. Column i is
+exactly one-hot if and only if ``E_ij`` underflows to 0.0 for every center
+but one nearest, i.e. ``gamma gap_ij >= 1075 ln 2`` (about 745.133) for all
+of them: then the column sum is exactly 1 and the nearest entry exactly 1.0.
+Below that point float64 ``exp`` returns a positive, possibly subnormal,
+number, which the division by a sum below 2 leaves positive. (A normalised
+weight can also be 0.0 without an underflow of ``exp``: a subnormal ``E_ij``
+divided by a sum of 2 or more, as beside two tied nearest centers, rounds to
+0.0; but such a column has no entry 1.0.) The residual update stores the new
 weights exactly (the reset block is summed first: ``(y_old - y_old) + y_new``,
 see :func:`kmt_ref.lloyd_layer`), so the count after layer t is the number of
-points whose every non-nearest center is more than ``745.13 / gamma`` farther
+points whose every non-nearest center is at least ``745.133 / gamma`` farther
 (in squared distance) than the nearest one.
 
 The authors' "9,921 of 10,000" (float32)
@@ -71,7 +81,7 @@ __all__ = ["validation_runs", "load_validation_data", "one_hot_count", "float32_
            "float32_max_weight_one", "run_demo", "DemoResult", "register", "DEMO_GAMMAS", "CIRCUITS",
            "DATA_CHOICES", "DEMO_OUTDIR"]
 
-#: the inverse temperatures of the paper's validation (SPEC §3)
+#: the inverse temperatures of the demo: 1e4, the authors' notebook's (``itemp = 10000``), and inf, the exact limit
 DEMO_GAMMAS = (1e4, np.inf)
 
 #: the data the demo can run on: the authors' draw (default) or the project's seeded NumPy draw
@@ -314,7 +324,7 @@ DEMO_OUTDIR = "demo_output"
 
 def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS, outdir=DEMO_OUTDIR,
              figure=True, out=None, figure_name=FIGURE_NAME):
-    """Reproduce the paper's numerical validation (Theorem 2.1) and print the tables.
+    """Reproduce the authors' numerical validation of Theorem 2.1 (``numerical_validation.ipynb``), print the tables.
 
     Parameters
     ----------
@@ -324,9 +334,9 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
     seed : int
         Seed of ``data="seeded"`` (ignored for the authors' draw).
     n_layers : int
-        T layers / Lloyd iterations (the paper: 10).
+        T layers / Lloyd iterations (the authors' notebook: ``niters = 10``).
     gammas : sequence of float
-        Transformer inverse temperatures (the paper: 1e4; inf is the exact limit).
+        Transformer inverse temperatures (the authors' notebook: ``itemp = 10000``; inf is the exact limit).
         The figure shows the first one.
     outdir : str or Path
         Where the figure (``figure_name``) is written (default :data:`DEMO_OUTDIR`,
@@ -348,7 +358,7 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
     -----
     Two tables: the authors' circuit, then the flag circuit (the project's
     extension) with its log J minus the authors'. Columns: ``log J`` = natural
-    log of ``sum_i min_j ||x_i - c_j^{(t)}||^2`` (the paper's plotted metric),
+    log of ``sum_i min_j ||x_i - c_j^{(t)}||^2`` (the metric the authors' notebook plots),
     3 decimals; ``max|dC|`` = largest absolute difference between the
     transformer's and Lloyd's centers after layer t; ``one-hot`` = exactly
     one-hot columns of Y after layer t, float64 (module docstring);
@@ -401,8 +411,9 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
           f"max |difference in log J| = {diff:.1e}")
     p("")
     p("'one-hot' counts columns y_i that are exactly a basis vector e_j in float64 (one entry 1.0,")
-    p("the others 0.0). A softmax weight exp(-gamma*gap) is exactly 0.0 only when gamma*gap > 745.1")
-    p("(float64 exp underflow; gap = squared distance to that center minus to the nearest).")
+    p("the others 0.0): a column is one-hot exactly when exp(-gamma*gap) underflows to 0.0 for every")
+    p("center but the nearest, i.e. gamma*gap >= 745.13 (gap = squared distance to that center minus")
+    p("to the nearest).")
     p("At gamma=inf (hardmax) every column is one-hot.")
     for r, c in result.float32_max_weight_one.items():
         p(f"{r[0]} circuit, gamma={_gamma_name(r[1])}, block 1 at the last layer recomputed in float32 "
@@ -446,8 +457,8 @@ def _demo_command(args):
 
 def register(sub):
     """Add the ``demo`` command to the ``python -m kmt_ref`` parser."""
-    p = sub.add_parser("demo", help="the paper's numerical validation on the authors' data: transformer vs Lloyd "
-                                    "(seconds)")
+    p = sub.add_parser("demo", help="the numerical validation of the authors' numerical_validation.ipynb, on "
+                                    "their data: transformer vs Lloyd")
     p.add_argument("--data", default="paper", choices=DATA_CHOICES,
                    help="paper: the authors' validation draw (default); seeded: the project's NumPy draw (--seed)")
     p.add_argument("--seed", type=int, default=VALIDATION_SEED,

@@ -81,7 +81,8 @@ class KMeansTransformer:
     attention : {"euclidean", "dot"}
         Theorem 2.1 or Theorem 2.2.
     init : {"first", "random"} or array_like of shape (n_clusters, n_features)
-        ``"first"``: the first k points (the paper's protocol on shuffled data);
+        ``"first"``: the first k points (the authors' protocol on shuffled data: their
+        ``ctasks.py`` and ``numerical_validation.ipynb``);
         ``"random"``: k distinct points drawn with ``random_state``; an array:
         the initial centers as rows.
     random_state : None, int, numpy.random.Generator or numpy.random.RandomState

@@ -19,32 +19,39 @@ So the data are first moved into a **frame**, as part of the embedding
   with ``r = ||hi - lo||_inf / 2`` the largest half-extent (the expansion is
   then well conditioned enough, below); otherwise that midpoint, per
   dimension. (Midpoint at 15 half-extents: no shift; at 17: shifted.)
-- ``e`` (exponent): zero when the largest ``|x~|`` lies in
-  ``[2^-200, 2^200]`` (squares of such numbers cannot overflow or
-  underflow); otherwise the power of two that brings it into ``[1/2, 1)``.
+- ``e`` (exponent): with ``R`` the data's largest coordinate measured from
+  ``s``, ``R = max_i ||x_i - s||_inf`` (computed as the largest of
+  ``|hi - s|`` and ``|lo - s|``), ``e`` is zero when
+  ``2^-200 <= R < 2^201`` (``RESCALE_BELOW <= R < RESCALE_AT_OR_ABOVE``;
+  squares of such numbers are far from float64's overflow and underflow);
+  otherwise ``e`` is the binary exponent of ``R`` (``R = f 2^e`` with ``f``
+  in ``[1/2, 1)``, ``np.frexp``), which brings the largest ``|x~|`` into
+  ``[1/2, 1)``. ``R = 0`` (also from the centers, below) gives ``e = 0``.
   Scaling by a power of two is exact.
 
 On data of ordinary position and scale the frame is the identity and changes
 no bit of any result (but the sign of a zero: ``-0.0`` enters as ``+0.0``,
-:meth:`Frame.to_frame`). Data whose points are all the same have no extent:
-then the largest ``|c~|`` of the initial centers sets ``e``. Labels are invariant under shifting the data (up to the
-rounding of the shifted points themselves) and bit-for-bit invariant under
-scaling by powers of two.
+:meth:`Frame.to_frame`). Data whose points are all the same have no extent
+(``R = 0``): then ``R`` is taken from the initial centers instead, their
+largest coordinate ``|c - s|``, and sets ``e`` by the same rule. Labels are
+invariant under shifting the data (up to the rounding of the shifted points
+themselves) and bit-for-bit invariant under scaling by powers of two.
 
 **The error bound** (the project's own derivation, in the standard model of
-floating point: every operation is exact times ``(1 + delta)``,
-``|delta| <= u = eps/2``; ``gamma_d = d u / (1 - d u)``). For a point ``x``
-and a center ``c`` in the frame, put ``a = ||x||^2``, ``b = ||c||^2``,
-``p = c.x`` and ``D = ||x - c||^2 = a + b - 2p``. The computed squared norms
-are ``a (1 + theta_a)``, ``b (1 + theta_b)`` with ``|theta| <= gamma_d``, and the
-computed product has error at most ``gamma_d |c|.|x| <= gamma_d (a + b)/2`` (``|.|`` taken
-entrywise)
+floating point: every operation is its exact result times ``(1 + eps_r)``,
+with a rounding error ``|eps_r| <= u = eps/2``; ``h_d = d u / (1 - d u)``
+is Higham's bound on the relative error of a sum of ``d`` products). For a
+point ``x`` and a center ``c`` in the frame, put ``a = ||x||^2``,
+``b = ||c||^2``, ``p = c.x`` and ``D = ||x - c||^2 = a + b - 2p``. The
+computed squared norms are ``a (1 + theta_a)``, ``b (1 + theta_b)`` with
+``|theta| <= h_d``, and the computed product has error at most
+``h_d |c|.|x| <= h_d (a + b)/2`` (``|.|`` taken entrywise)
 (Higham, *Accuracy and Stability of Numerical Algorithms*, §3.1: any order of
 summation, with or without fused multiply-adds). The sum ``a + b`` is rounded
 once, ``2p`` is exact, and the difference is rounded once, so the computed
 ``D^`` satisfies::
 
-    |D^ - D| <= (1 + u) (2 gamma_d + u + u gamma_d) (a + b) + u D
+    |D^ - D| <= (1 + u) (2 h_d + u + u h_d) (a + b) + u D
              =  ((d + 1/2)(||x||^2 + ||c||^2) + D/2) eps   (to first order in eps).
 
 In the frame every coordinate of a point, and of a center in the data's
@@ -75,9 +82,13 @@ The classical references and the transformers use the same frame, so the
 bit-for-bit equalities between them hold in it (and therefore after the
 read-out). Any finite X has a frame (``|x - s|`` never exceeds ``max |x|``,
 even when ``max - min`` overflows). Limits (``ValueError`` naming the
-argument): initial centers more than ``2^400`` frame units from the data
-(their squared distances would overflow), and an inverse temperature that
-overflows when carried into the frame (:meth:`Frame.gamma`).
+argument and its value): an initial center with a coordinate ``|c~|`` above
+``CENTER_BOUND = 2^400``, i.e. ``|c - s| > 2^400 2^e`` (measured from the
+frame's origin ``s``, in the frame's unit ``2^e``; for data of ordinary
+scale, ``e = 0``, that is ``|c - s| > 2^400``, about 2.6e120, whatever the
+data's extent; the bound keeps squared norms finite in any dimension
+``d < 2^220``); and an inverse temperature that overflows when carried into
+the frame (:meth:`Frame.gamma`).
 """
 from __future__ import annotations
 
@@ -85,13 +96,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Frame", "data_frame"]
+__all__ = ["Frame", "data_frame", "SHIFT_RATIO", "RESCALE_BELOW", "RESCALE_AT_OR_ABOVE", "CENTER_BOUND"]
 
 #: half-extent ratio beyond which the data are shifted to their bounding-box midpoint
 SHIFT_RATIO = 16.0
-#: exponents of the largest |x~| inside which no rescaling is needed
-EXPONENT_RANGE = (-199, 201)  # frexp exponents: 2^-200 <= R < 2^200
-#: bound on |c~| for initial centers (squares of 2^400 stay finite for any d < 2^220)
+#: the data are rescaled (e != 0) when R, their largest coordinate measured from the shift s, is
+#: below RESCALE_BELOW or at or above RESCALE_AT_OR_ABOVE: no rescaling exactly when 2^-200 <= R < 2^201
+RESCALE_BELOW = 2.0 ** -200
+RESCALE_AT_OR_ABOVE = 2.0 ** 201
+#: the same rule in np.frexp exponents (R = f 2^e, f in [1/2, 1)): no rescaling exactly when -199 <= e <= 201
+EXPONENT_RANGE = (-199, 201)
+#: bound on every |c~| of the initial centers (squares of 2^400 stay finite for any d < 2^220)
 CENTER_BOUND = 2.0 ** 400
 
 
@@ -193,7 +208,8 @@ def data_frame(X, C0=None, names=("X", "C0")):
     X : ndarray, shape (d, n)
         Finite float64 data (validated).
     C0 : ndarray, shape (d, k), optional
-        Initial centers: checked to lie within ``2^400`` frame units.
+        Initial centers: every coordinate ``|c~| = |c - s| / 2^e`` is checked
+        to be at most ``CENTER_BOUND = 2^400``.
     names : (str, str)
         The arguments' names, for the error message.
 
@@ -204,8 +220,8 @@ def data_frame(X, C0=None, names=("X", "C0")):
     Raises
     ------
     ValueError
-        If a center of C0 is too far from the data for its squared distances
-        to be finite.
+        If a center of C0 has a coordinate ``|c - s| / 2^e`` above ``2^400``
+        (or one beyond float64's range).
     """
     xname, cname = names
     lo, hi = X.min(axis=1), X.max(axis=1)  # (d,)
@@ -219,10 +235,8 @@ def data_frame(X, C0=None, names=("X", "C0")):
             R = float(np.max(np.abs(C0 - shift[:, None])))
         R = R if np.isfinite(R) else 0.0  # a center beyond float64 from the points: refused below
     exponent = 0
-    if R > 0:
-        e = int(np.frexp(R)[1])  # R = f 2^e, f in [1/2, 1)
-        if not EXPONENT_RANGE[0] <= e <= EXPONENT_RANGE[1]:
-            exponent = e
+    if R > 0 and not RESCALE_BELOW <= R < RESCALE_AT_OR_ABOVE:  # outside [2^-200, 2^201): rescale
+        exponent = int(np.frexp(R)[1])  # R = f 2^e, f in [1/2, 1): the largest |x~| lands in [1/2, 1)
     frame = Frame(shift=shift, exponent=exponent, initial=C0)
     if C0 is not None:
         with np.errstate(over="ignore", invalid="ignore"):
@@ -230,10 +244,14 @@ def data_frame(X, C0=None, names=("X", "C0")):
         bad = np.flatnonzero(~(far <= CENTER_BOUND))
         if bad.size:
             j = int(bad[0])
-            how = (f"more than 2^400 times {xname}'s extent from its center" if r > 0 else
-                   f"every point of {xname} is the same, and its distance to them exceeds float64's range")
+            origin = (f"the one point that every column of {xname} equals" if r == 0 else
+                      "0" if not np.any(shift) else f"the midpoint of {xname}'s bounding box")
+            unit = "2^0 = 1" if exponent == 0 else f"2^{exponent}, set by {xname}'s scale"
+            value = f"{far[j]:.3g}" if np.isfinite(far[j]) else "beyond float64's range"
             raise ValueError(
-                f"{cname}[:, {j}]={C0[:, j].tolist()!r:.80} lies too far from {xname} "
-                f"({how}): its squared distances to the data overflow float64"
+                f"{cname}[:, {j}]={C0[:, j].tolist()!r:.80} is too far out: kmt_ref accepts an initial center "
+                f"when each coordinate of (c - s) / 2^e is at most 2^400 (about 2.6e120) in absolute value, "
+                f"with s the frame's origin (here {origin}) and 2^e its unit (here {unit}); for this center "
+                f"the largest is {value} (the bound keeps squared norms finite in any dimension d < 2^220)"
             )
     return frame

@@ -52,8 +52,8 @@ command skips every (Clusters, Dimensions, Points, Scale, Gamma) already in
 ``--out`` (default ``sweep.csv`` in the current folder); a line cut short by an
 interruption is dropped and recomputed. A file there that is not a sweep CSV
 is refused, never overwritten. The cells are seeded by their values, so a
-small-grid file can be resumed as a paper-grid run: its rows are the paper
-grid's rows of the same cells.
+``--grid small`` file can be resumed as a ``--grid paper`` run (the authors'
+grid): its rows are that grid's rows of the same cells.
 
 Comparing with their table
 --------------------------
@@ -95,7 +95,7 @@ PAPER_GRID = {
     "gamma": (1, 10, 100),
 }
 
-#: a subset of their values: 4 x 4 x 4 x 4 = 256 data cells (768 rows), under a minute on one core
+#: a subset of their values: 4 x 4 x 4 x 4 = 256 data cells (768 rows)
 SMALL_GRID = {
     "clusters": (5, 20, 35, 50),
     "dimensions": (1, 4, 7, 10),
@@ -444,8 +444,8 @@ def register(sub):
                "one row per gamma\n"
                + "\n".join(_grid_text(name, GRIDS[name]) for name in ("small", "paper")))
     p.add_argument("--grid", choices=sorted(GRIDS), default="small",
-                   help="small: 256 data cells of their values (under a minute); paper: their 10,000 "
-                        "(30,000 rows; hours, resumable) (default: small)")
+                   help="small: 256 data cells of their values; paper: their 10,000 "
+                        "(30,000 rows; resumable) (default: small)")
     p.add_argument("--out", default=DEFAULT_OUT,
                    help="the CSV to write (a name ending in .csv), or to resume if it is a sweep CSV; any other file is refused "
                         f"(default: {DEFAULT_OUT} in the current folder)")

@@ -28,9 +28,8 @@ CHUNK = 2048
 
 #: entries of one matrix product of :func:`distance_blocks` (:func:`product_blocks`), 16 MB: few
 #: and large products, because a threaded BLAS splits each one over its threads and waits for them
-#: (measured on a loaded 2-core machine, n = 100,000, k = d = 16: 49 products of 2,048 points, about
-#: 30 microseconds each on one thread, took 9 ms on two threads against 1.6 ms on one), while the
-#: memory stays bounded
+#: (measured on a loaded 2-core machine, n = 100,000, k = d = 16: 49 products of 2,048 points took
+#: more than five times as long on two threads as on one), while the memory stays bounded
 PRODUCT_ENTRIES = 2**21
 
 
@@ -58,7 +57,7 @@ class ClusteringTrace:
     info : dict
         Anything else an algorithm reports (e.g. the parameters used).
     log_objective : ndarray, shape (T+1,)
-        Natural log of :attr:`objective` (the paper's plotted metric),
+        Natural log of :attr:`objective` (the metric the authors' ``numerical_validation.ipynb`` plots),
         computed in the data frame (:mod:`kmt_ref.frame`) so that it is finite
         wherever the objective is positive, even if the objective itself is
         not representable. Derived from ``objective`` when not given.

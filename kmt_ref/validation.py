@@ -118,7 +118,7 @@ def as_points(X, name="X", warn_shape=True):
     if warn_shape and d > n:
         warnings.warn(
             f"{name} has shape {arr.shape}: d={d} rows (dimensions) but only n={n} columns (points). "
-            f"kmt_ref takes points as columns, shape (d, n), as in the paper; if your rows are points, "
+            f"kmt_ref takes points as columns, shape (d, n) (its convention); if your rows are points, "
             f"pass {name}.T or kmt_ref.rows_to_columns({name})",
             ColumnsWarning,
             stacklevel=_caller_level(),

@@ -61,8 +61,8 @@ PAIRS = {
                                 robust_kmeans(X, C0, N_ITER, 4.0 * u)),
     "kmedoids": _medoid_pair,
 }
-#: centers agree to this times the data's extent (the equivalence tests' tolerances; Lloyd: bit for bit)
-CENTER_RTOL = {"lloyd": 0.0, "dot": 1e-15, "soft": 1e-12, "trimmed": 1e-10, "robust": 1e-10, "kmedoids": 0.0}
+#: centers agree to this times the data's extent (the equivalence tests' tolerances; 0: bit for bit)
+CENTER_RTOL = {"lloyd": 0.0, "dot": 1e-15, "soft": 1e-12, "trimmed": 0.0, "robust": 1e-10, "kmedoids": 0.0}
 
 SHIFTS = [1e3, 1e7, 1e9, 1e12]
 SCALES = [2.0**-1000, 1e-300, 1e-160, 1e-20, 1e20, 1e160, 1e300]
@@ -471,6 +471,54 @@ def test_frame_shift_boundary_is_sixteen_half_extents(ratio, shifted):
     assert bool(np.any(f.shift)) == shifted
     if shifted:
         np.testing.assert_array_equal(f.shift, [ratio, 0.0])
+
+
+_BELOW, _AT_OR_ABOVE = 2.0**-200, 2.0**201
+
+
+@pytest.mark.parametrize("R, rescaled", [
+    (np.nextafter(_BELOW, 0.0), True),  # just below 2^-200
+    (_BELOW, False),  # at 2^-200: kept
+    (1.5 * 2.0**200, False),  # above 2^200 but below 2^201: kept
+    (np.nextafter(_AT_OR_ABOVE, 0.0), False),  # just below 2^201: kept
+    (_AT_OR_ABOVE, True),  # at 2^201: rescaled
+    (2.0**202, True),
+])
+def test_frame_rescales_exactly_outside_the_half_open_interval(R, rescaled):
+    """The module docstring's rule: with R the data's largest |x - s| coordinate, e = 0 exactly when
+    RESCALE_BELOW <= R < RESCALE_AT_OR_ABOVE (2^-200 <= R < 2^201); otherwise e is R's np.frexp exponent
+    and the largest |x~| lands in [1/2, 1). EXPONENT_RANGE is the same rule in frexp exponents."""
+    from kmt_ref.frame import EXPONENT_RANGE, RESCALE_AT_OR_ABOVE, RESCALE_BELOW
+    assert (RESCALE_BELOW, RESCALE_AT_OR_ABOVE) == (_BELOW, _AT_OR_ABOVE)
+    assert EXPONENT_RANGE == (int(np.frexp(RESCALE_BELOW)[1]), int(np.frexp(RESCALE_AT_OR_ABOVE)[1]) - 1)
+    X = np.array([[0.0, R]])  # midpoint R/2 = one half-extent from the origin: no shift, R = max |x|
+    f = data_frame(X)
+    assert not np.any(f.shift)
+    assert (f.exponent != 0) == rescaled
+    if rescaled:
+        assert f.exponent == int(np.frexp(R)[1])
+        assert 0.5 <= np.max(np.abs(f.to_frame(X))) < 1.0
+
+
+def test_initial_center_bound_is_on_the_frame_coordinate_not_the_extent():
+    """The rule of the error message: every |c - s| / 2^e at most 2^400 (CENTER_BOUND), whatever the data's
+    extent. Data of extent 2e-10 (e = 0, s = 0) accept a center at 1e115 and at 2^400, refuse the next float."""
+    from kmt_ref.frame import CENTER_BOUND
+    assert CENTER_BOUND == 2.0**400
+    X = np.array([[0.0, 2e-10]])
+    for c in (1e115, CENTER_BOUND):
+        f = data_frame(X, np.array([[0.0, c]]))
+        assert f.is_identity
+    over = np.nextafter(CENTER_BOUND, np.inf)
+    with pytest.raises(ValueError, match=r"C0\[:, 1\]=\[2\.58.*at most 2\^400 .*here 0\) and 2\^e its unit "
+                                         r"\(here 2\^0 = 1\); for this center the largest is 2\.58e\+120"):
+        data_frame(X, np.array([[0.0, over]]))
+    # in a rescaled frame the bound is 2^400 frame units: 2^400 2^e in data units
+    Xs = np.array([[0.0, 2.0**-300]])  # R = 2^-300: e = -299
+    assert data_frame(Xs).exponent == -299
+    data_frame(Xs, np.array([[2.0**101]]))  # 2^101 / 2^-299 = 2^400: accepted
+    with pytest.raises(ValueError, match=r"2\^e its unit \(here 2\^-299"):
+        data_frame(Xs, np.array([[2.0**102]]))
 
 
 def _expansion_error_worst(d, seed, n=300, k=40):

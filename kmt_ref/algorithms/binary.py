@@ -380,11 +380,13 @@ def binary_transformer(X, C0, n_layers, gamma=np.inf, *, empty="keep", tie="lowe
 
     Notes
     -----
-    At ``gamma = inf`` with the defaults the trace equals :func:`kmt_ref.lloyd`
-    bit for bit (labels and centers), and its centers equal
-    :func:`kmt_ref.kmeans_transformer`'s, on every input: ties (lowest
-    index), duplicates, empty clusters (kept), ``k = 1``, ``k = n``
-    (tests/algorithms/test_binary.py).
+    At ``gamma = inf`` with the defaults the trace equals :func:`kmt_ref.lloyd`'s
+    bit for bit (labels, centers and objective, the sign of zero included),
+    so its centers equal :func:`kmt_ref.kmeans_transformer`'s: ties (lowest
+    index), duplicates, empty clusters (kept), ``k = 1``, ``k = n``. Tested
+    over hard inputs by
+    ``tests/properties/test_lloyd_properties.py::test_binary_circuit_is_lloyd_bit_for_bit``
+    and on the case table by ``tests/algorithms/test_binary.py``.
     """
     X, C0, n_layers, frame = prepare(X, C0, n_layers)
     gamma = check_gamma(gamma, "gamma")

@@ -1,15 +1,36 @@
 r"""Theorem 2.2: Lloyd's algorithm with plain dot-product attention and a ReQU feed-forward block.
 
-Theorem 2.2 as a summary of the paper reports it (not verified against its text): plain dot-product attention runs
-k-means exactly if the token embeddings carry their squared norms and a
+Theorem 2.2 (reported by the paper, from a summary; not verified against its text): plain
+dot-product attention runs k-means exactly if the token embeddings carry their squared norms and a
 feed-forward block with the rectified quadratic activation
 ``ReQU(z) = max(z, 0)^2`` updates them. The explicit construction below (token
 layout, weights, the empty-cluster token, block 2) is the project's own
 (SPEC §4, "(open)"); the authors' code has no Theorem 2.2 model::
 
-    point tokens [x_i; ||x_i||^2; 1; y_i],  center tokens [c_j; ||c_j||^2; 1; e_j]
+    point tokens [x_i; ||x_i||^2; 1; y_i; 0],  center tokens [c_j; ||c_j||^2; 1; e_j; 1]
+                                             (d + k + 3 rows: data, norm, one, y, flag)
     block 1:  (2 x_i).c_j - ||c_j||^2 = -||x_i - c_j||^2 + ||x_i||^2   (||x_i||^2 is constant over j)
-    FFN:      sum_m ReQU(c_m) + ReQU(-c_m) = ||c_j||^2                  (exact)
+    FFN:      sum_a ReQU(c_ja) + ReQU(-c_ja) = ||c_j||^2                (exact; c_ja the a-th coordinate)
+
+The last row is the type flag (0 for points, 1 for centers): block 3 reads
+it so that an empty cluster's own center token wins (its default token).
+
+**Equality: to rounding, not bit for bit.** The dot score
+``2 x.c - ||c||^2`` and Lloyd's ``||x||^2 + ||c||^2 - 2 x.c`` are the same
+number in exact arithmetic but are rounded differently. On integer grids
+(points 1 apart or identical) the centers agree with :func:`kmt_ref.lloyd`'s
+to 8e-15 times the data's extent (plus, where the data's frame is shifted,
+the read-out's rounding: 2 ulps of the data's largest coordinate), and the
+labels are equal up to the first step where a point's two centers are
+equidistant to 8e-15 of the squared extent (judged in exact rational
+arithmetic):
+``tests/properties/test_variant_properties.py::test_theorem_2_2_is_lloyd_to_rounding``.
+On the shared case table,
+``tests/algorithms/test_dot_product.py::test_dot_product_transformer_equals_lloyd_at_every_layer``
+allows a label to differ only where, in exact arithmetic, both centers are
+nearest to within ``8 eps (||x||^2 + ||c||^2)``. Block 2 has a known limit:
+two distinct points within about ``1e-8 ||x||`` of each other and assigned
+differently cannot be told apart (see :func:`dot_product_transformer`).
 
 Its classical reference is :func:`kmt_ref.algorithms.lloyd.lloyd`. The change
 to Theorem 2.1 (:mod:`kmt_ref.algorithms.lloyd`) is the token layout, the
@@ -50,7 +71,7 @@ def dot_product_weights(d, k):
     Notes
     -----
     Proof sketch for the project's construction of Theorem 2.2 (the
-    statement as a summary of the paper gives it; these weights, including the
+    statement reported by the paper, from a summary; these weights, including the
     empty-cluster token and block 2, are the project's own, SPEC §4 "(open)").
     Scores are ``S_ji = (K z'_j) . (Q z_i)``; hardmax in the limit.
 
@@ -72,20 +93,22 @@ def dot_product_weights(d, k):
     *Block 3* (Q3 = P_Y, K3 z = y - 1/2 flag 1_k, V3 = P_X; keys: points and
     centers). Against point i the score is ``e_j . y_i`` = 1 for members of
     cluster j, 0 otherwise. Against center token l it is
-    ``e_j . (e_l - 1/2 1_k) = delta_jl - 1/2``: 1/2 for the center's own token,
+    ``e_j . (e_l - 1/2 1_k) = [j = l] - 1/2`` (``[j = l]`` is 1 if j = l,
+    else 0): 1/2 for the center's own token,
     -1/2 for the others. So 1 (members) > 1/2 (own token) > 0, -1/2: the
     averaging hardmax takes the members' mean ``mu_j`` when cluster j has
     members, and ``c_j`` when it is empty (Lloyd's "keep" policy). This is the
     dot-product form of the default token of Theorem 2.1's construction.
 
     *Block 4* (Q4 = K4 = P_Y, V4 = -(P_X + P_norm); keys: centers): scores
-    ``e_l . e_j = delta_lj``, so it is identity attention; it writes
+    ``e_l . e_j = [l = j]`` (1 if l = j, else 0), so it is identity attention; it writes
     ``-[c_j; ||c_j||^2]``, clearing the old center **and its old norm**.
     Blocks 4 + 3 give ``[mu_j; 0]`` in the rows ``x``, ``norm``.
 
     *FFN* ``z + W2 ReQU(W1 z)`` on the center stream, ``W1 = [I_d; -I_d]`` on
     the data rows, ``W2`` sums the 2d hidden units into the ``norm`` row:
-    ``sum_m ReQU(c_m) + ReQU(-c_m) = sum_m c_m^2 = ||c_j||^2``, exactly
+    ``sum_a ReQU(c_ja) + ReQU(-c_ja) = sum_a c_ja^2 = ||c_j||^2`` (``c_ja``
+    the a-th coordinate of ``c_j``), exactly
     (one of each pair is 0). It fills the cleared slot with the new norm.
 
     After one layer the tokens are again ``[x_i; ||x_i||^2; 1; e_{l_i}; 0]``
@@ -174,7 +197,7 @@ def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf
 
     Notes
     -----
-    Theorem 2.2 as a summary of the paper reports it, by the project's own
+    Theorem 2.2 (reported by the paper, from a summary), by the project's own
     construction (SPEC §4, "(open)"); the proof sketch is in
     :func:`dot_product_weights`. Compared with Theorem 2.1
     (:func:`kmt_ref.kmeans_transformer`) it changes only the token layout
@@ -183,15 +206,14 @@ def dot_product_transformer(X, C0, n_layers, gamma=np.inf, *, gamma_reset=np.inf
     Policies (at ``gamma = inf``): ties go to the lowest index; duplicates
     share their label; an empty cluster keeps its center (the default token of
     block 3); ``k = 1`` and ``k = n`` need nothing special. The labels equal
-    :func:`kmt_ref.lloyd`'s whenever Lloyd's own distance comparison is not
-    decided by rounding: the dot score ``2 x.c - ||c||^2`` and Lloyd's
-    ``||x||^2 + ||c||^2 - 2 x.c`` are the same number in exact arithmetic but
-    are rounded differently, so two centers whose distances to a point agree
-    to ~1e-16 relative may be ordered differently (exact ties in exactly
-    representable numbers, e.g. small integers or dyadic data, are resolved
-    identically). Likewise block 2 relies on the diagonal score beating
-    every other point's, which holds unless two distinct points lie within
-    about ``1e-8 * ||x||`` of each other *and* were assigned differently.
+    :func:`kmt_ref.lloyd`'s except where rounding decides Lloyd's distance
+    comparison: the two expansions round differently, so two centers whose
+    squared distances to a point differ by less than about
+    ``8 eps (||x||^2 + ||c||^2)`` may be ordered differently (the equality's
+    strength and its tests: the module docstring). Block 2 relies on the
+    diagonal score beating every other point's, which holds unless two
+    distinct points lie within about ``1e-8 * ||x||`` of each other *and*
+    were assigned differently.
     """
     X, C0, n_layers, frame = prepare(X, C0, n_layers)
     chunk_size = check_count(chunk_size, "chunk_size", minimum=1)

@@ -16,6 +16,15 @@ version's Theorem 2 for it in its Appendix B; the layer as the authors'
 
 carries exactly Lloyd's state, ``[X; Y^{(t+1)}]`` and ``[C^{(t+1)}; I_k]``.
 
+**Equality** (float64, ``gamma = inf``): :func:`kmeans_transformer`'s trace
+equals :func:`lloyd`'s bit for bit -- labels, centers and objective, the sign
+of zero included, at every step. Tested over hard inputs (integer grids with
+ties, duplicates, empty clusters, data scaled from 1e-300 to 1e300 and
+shifted by up to 1e12) by
+``tests/properties/test_lloyd_properties.py::test_theorem_2_1_is_lloyd_bit_for_bit``,
+and at the chunk boundaries (n around 1024, 2048 and 4096, k up to 1025) by
+``tests/properties/test_chunk_properties.py::test_theorem_2_1_at_chunk_boundaries``.
+
 This file holds both sides of that equality: first the classical loop
 (:func:`lloyd`, plain NumPy: nothing from :mod:`kmt_ref.core`, so that the
 check stays independent), then the circuit (:func:`lloyd_weights`,
@@ -76,7 +85,7 @@ def cluster_means(X, labels, C_prev):
     sums = np.stack([np.bincount(labels, weights=row, minlength=k) for row in X])  # (d, k)
     C = C_prev.copy()
     nonempty = counts > 0
-    # + 0.0: a mean that rounds to -0.0 is +0.0, as the circuits' residual update (c - c) + m gives it
+    # + 0.0: a mean that rounds to -0.0 is +0.0, as the circuits' residual update (c - c) + mu gives it
     C[:, nonempty] = sums[:, nonempty] / counts[nonempty] + 0.0
     return C, counts
 
@@ -152,7 +161,8 @@ def lloyd(X, C0, n_iter, empty="keep", rng=None):
         l_i^{(t)} = argmin_j ||x_i - c_j^{(t)}||^2          (ties: lowest j)
         c_j^{(t+1)} = mean{x_i : l_i^{(t)} = j}             (empty: c_j^{(t)})
 
-    The objective ``sum_i min_j ||x_i - c_j^{(t)}||^2`` never increases.
+    In exact arithmetic the objective ``sum_i min_j ||x_i - c_j^{(t)}||^2``
+    never increases (in floating point, to rounding; no test pins it).
     Squared distances are ``||x||^2 + ||c||^2 - 2 c.x`` (one matrix product),
     so memory is O(n (d + k)). They are computed in the data frame of X
     (:mod:`kmt_ref.frame`: centered and rescaled by a power of two where the
@@ -370,8 +380,8 @@ def lloyd_layer(gamma=np.inf, gamma_reset=np.inf, center_update="euclidean", gam
         block3 = Block("3", keys="X+C", normalizer=n3, gamma=g3)
     else:
         block3 = Block("3", keys="X", score="dot", normalizer="linear")
-    # The reset block is listed first: the residual sum is then (c - c) + m, which
-    # is exactly m in floating point ((c + m) - c is not), and likewise (y - y) + e.
+    # The reset block is listed first: the residual sum is then (c - c) + mu, which
+    # is exactly mu in floating point ((c + mu) - c is not), and likewise (y - y) + e.
     return (
         Sublayer("X", (Block("2", keys="X", normalizer=nr, gamma=gr), Block("1", keys="C", normalizer=n1, gamma=g1))),
         Sublayer("C", (Block("4", keys="C", normalizer=nc, gamma=gc), block3)),
@@ -430,10 +440,10 @@ def kmeans_transformer(X, C0, n_layers, gamma=np.inf, *, attention="euclidean", 
 
     Notes
     -----
-    At ``gamma = inf`` the trace equals :func:`kmt_ref.lloyd` bit for bit
-    (labels, centers and objective, the sign of zero included), including ties
-    (lowest index), duplicates, empty clusters (kept), ``k = 1`` and ``k = n``.
-    Integer and float32 input is computed in float64.
+    At ``gamma = inf`` the trace equals :func:`kmt_ref.lloyd`'s bit for bit,
+    ties (lowest index), duplicates, empty clusters (kept), ``k = 1`` and
+    ``k = n`` included (the module docstring names the tests). Integer and
+    float32 input is computed in float64.
     """
     check_choice(attention, "attention", ("euclidean",) + tuple(OTHER_ATTENTIONS))
     if attention != "euclidean":

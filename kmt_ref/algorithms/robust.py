@@ -10,6 +10,17 @@ The classical rule (SPEC §5; the authors' code, ``rithram/kmeans-trf``)::
 re-seeds it with a random point.) The circuit (:func:`robust_kmeans_transformer`) is Theorem 2.1 with block 3's
 normalizer replaced by sparsemax over one Euclidean score that keeps
 non-members out (:mod:`kmt_ref.algorithms.sparse_update`).
+
+**Equality: to rounding, not bit for bit.** The circuit's centers agree with
+:func:`robust_kmeans`'s to 1e-10 times the data's extent (plus, where the
+data's frame is shifted, the read-out's rounding: 2 ulps of the data's
+largest coordinate), and the labels are equal up to the first step where a
+point's two centers are equidistant to 1e-10 of the squared extent (judged
+in exact rational arithmetic). Tested by
+``tests/properties/test_variant_properties.py``:
+``test_robust_circuit_is_its_rule_to_rounding`` (hard inputs, ``gamma`` in
+{0, 0.7, 1, 5}) and ``test_robust_in_the_data_units_is_its_rule_to_rounding``
+(``gamma`` of 0.25 to 30 over the data's squared extent).
 """
 from __future__ import annotations
 
@@ -130,7 +141,8 @@ def robust_kmeans_transformer(X, C0, n_layers, gamma=0.01, *, gamma1=None, gamma
     Returns
     -------
     ClusteringTrace
-        Equal to :func:`kmt_ref.algorithms.robust.robust_kmeans`.
+        The trace of :func:`kmt_ref.algorithms.robust.robust_kmeans`, to
+        rounding (the tolerance and its tests: the module docstring).
 
     Notes
     -----

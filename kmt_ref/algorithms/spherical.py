@@ -8,10 +8,19 @@ The classical algorithm (SPEC §5, "spherical k-means"), on unit vectors::
 
 The circuit: Theorem 2.1 with the data normalized at embedding, a dot-product
 (cosine) block 1 and RMSNorm (no centering, gain ``1/sqrt(d_emb)``) on block
-3's output, which puts the member mean on the sphere. A summary of the paper says
-only that spherical k-means uses dot-product attention and token-wise
-normalization (e.g. RMSNorm); placing RMSNorm on block 3's output, with that
+3's output, which puts the member mean on the sphere. The paper says only
+that spherical k-means uses dot-product attention and token-wise
+normalization, e.g. RMSNorm (reported by the paper, from a summary); placing RMSNorm on block 3's output, with that
 gain, is the project's choice **(open)**.
+
+**Equality.** :func:`spherical_kmeans_transformer` equals
+:func:`spherical_kmeans` bit for bit -- the same labels, centers equal bit
+for bit, the sign of zero included -- for every ``chunk_size``, on nonzero
+points and centers (a zero vector has no direction: ``ValueError`` on both
+sides). Tested by
+``tests/properties/test_variant_properties.py::test_spherical_circuit_is_its_rule_bit_for_bit``
+(hard inputs, chunk sizes 1, 2, 3 and 1024) and
+``tests/properties/test_chunk_properties.py::test_spherical_at_chunk_boundaries``.
 """
 from __future__ import annotations
 
@@ -102,7 +111,7 @@ def spherical_kmeans(X, C0, n_iter):
 
     The member mean has the direction of the member sum (Dhillon & Modha's
     concept vector). It is summed in point order and normalized as
-    ``m / sqrt(sum(m^2))``, and a kept center is normalized too (it is a unit
+    ``mu_j / sqrt(sum(mu_j^2))``, and a kept center is normalized too (it is a unit
     vector already, up to its last bit): the same floating-point steps as the
     transformer's, so that the two agree bit for bit and an exact tie in exact
     arithmetic (all points equal, equal centers) is broken the same way.
@@ -190,8 +199,9 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
        hardmax assigns each point to the center of largest cosine (ties: the
        lowest index), as Dhillon & Modha.
     3. *Block 3*: ``post = RMSNorm`` (no centering, gain ``1/sqrt(d_emb)``;
-       this placement is the project's choice, **(open)**: a summary of the paper
-       names only "token-wise normalization, e.g. RMSNorm").
+       this placement is the project's choice, **(open)**: the paper names
+       only "token-wise normalization, e.g. RMSNorm", reported by the paper,
+       from a summary).
        Block 3 is unchanged and writes ``[mu_j; 0]`` with ``mu_j`` the members'
        mean (or ``c_j`` for an empty cluster, through the default token); its
        only nonzero rows are the data rows, so
@@ -199,12 +209,12 @@ def spherical_kmeans_transformer(X, C0, n_layers, *, record=False, chunk_size=10
        the normalized member sum (mean and sum have the same direction).
        Block 4 then removes the old ``c_j``: ``(c_j - c_j) + mu_j/||mu_j||``.
 
-    Blocks 2 and 4 are Theorem 2.1's exact resets. This equals
-    :func:`kmt_ref.spherical_kmeans`: labels exactly, centers bit for bit,
-    for every ``chunk_size``: block 1's cosines are taken in the column blocks
-    of :func:`kmt_ref.trace.block_products`, as the reference's, never split
-    into query chunks (``chunk_size`` is raised to k; memory O(k n), the
-    reference's own).
+    Blocks 2 and 4 are Theorem 2.1's exact resets. The result does not
+    depend on ``chunk_size`` (the equality with :func:`kmt_ref.spherical_kmeans`
+    and its tests: the module docstring): block 1's cosines are taken in the
+    column blocks of :func:`kmt_ref.trace.block_products`, as the reference's,
+    never split into query chunks (``chunk_size`` is raised to k; memory
+    O(k n), the reference's own).
 
     Policies: ties go to the lowest index; an empty cluster keeps its
     center; a cluster whose member sum is exactly zero (antipodal members,

@@ -13,10 +13,21 @@ Three classical rules (SPEC §5):
   a reference in their code, not in the paper): per cluster, drop the members
   at or beyond the q-quantile of their squared distances.
 
-The circuit (:func:`trimmed_kmeans_transformer`) equals the first, bit for bit,
-when its penalties satisfy ``2 gamma1 >= gamma2 D^2 + 1`` and two companion
-conditions (``D^2`` bounds every member's squared distance to its center:
-:func:`~kmt_ref.algorithms.sparse_update.member_distance_bound`). The quantile rule
+**Equality.** With its default penalties the circuit
+(:func:`trimmed_kmeans_transformer`) equals the first rule bit for bit: the
+same labels, and centers equal bit for bit, the sign of zero included, at
+every step. Tested over hard inputs (integer grids with ties, duplicates,
+empty clusters, data scaled from 1e-300 to 1e300 and shifted by up to 1e12)
+by ``tests/properties/test_variant_properties.py``:
+``test_trimmed_circuit_is_its_rule_bit_for_bit`` for
+``gamma2`` in {0, 0.25, 0.5, 1, 4, 30, 1000}, and
+``test_trimmed_in_the_data_units_is_its_rule_bit_for_bit`` for ``gamma2``
+of 0.25 to 30 over the data's squared extent. The default penalties satisfy
+``2 gamma1 >= gamma2 D^2 + 1`` and two companion conditions with a margin
+(``D^2`` bounds every member's squared distance to its center:
+:func:`~kmt_ref.algorithms.sparse_update.member_distance_bound`; the
+conditions and why they need a margin in floating point are in
+:func:`trimmed_kmeans_transformer`'s Notes). The quantile rule
 has no exact circuit of Theorem 2.1's form (block 3 reading the keys' data
 rows) with any normalizer of the registry (the argument, and what it does
 not cover, is in :func:`trimmed_kmeans_quantile`'s Notes).
@@ -199,7 +210,8 @@ def trimmed_kmeans(X, C0, n_iter, rho=None, empty="keep", *, alpha=None):
         c_j <- mean{x_i : i in H, l_i = j}                     (empty: c_j)
 
     Ties in ``D`` at the cut are broken by the lowest point index (a stable
-    sort). The trimmed objective never increases.
+    sort). In exact arithmetic the trimmed objective never increases (in
+    floating point, to rounding; no test pins it).
     """
     rho, rho_name = _trimming_proportion(rho, alpha)
     X, C, n_iter, centers, labels, frame = start_trace(X, C0, n_iter, empty)
@@ -376,8 +388,10 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
         Member penalty and default-token flag; default
         :func:`~kmt_ref.algorithms.sparse_update.separating_penalties`,
         ``gamma1 = gamma_flag = gamma2 D^2 (1 + 2^-20) + 2``. The result equals the
-        reference whenever the three conditions in the Notes hold; smaller
-        values give a different (valid) transformer with no reference.
+        reference when the three conditions in the Notes hold with a margin
+        (they hold in exact arithmetic; in floating point the default keeps
+        one unit, and a margin of 1e-3 in each suffices on the test table);
+        smaller values give a different (valid) transformer with no reference.
     record : bool
         Keep every layer's attention matrices (``trace.layers[t].weights["3"]``
         is block 3's (n + k, k) matrix: which points each center listens to).
@@ -386,8 +400,9 @@ def trimmed_kmeans_transformer(X, C0, n_layers, gamma2, *, gamma1=None, gamma_fl
     Returns
     -------
     ClusteringTrace
-        Equal to :func:`kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`:
-        labels exactly, centers bit for bit.
+        The trace of :func:`kmt_ref.algorithms.trimmed.trimmed_kmeans_attention`
+        (with the default penalties; the equality and its tests: the module
+        docstring).
 
     Notes
     -----

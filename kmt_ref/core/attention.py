@@ -143,7 +143,7 @@ class Block:
     Attributes
     ----------
     name : str
-        Parameter suffix, ``"1"`` ... ``"4"`` for the paper's blocks.
+        Parameter suffix, ``"1"`` ... ``"4"`` for the four blocks of Theorem 2.1's layer.
     keys : {"X", "C", "X+C"}
         Which tokens are keys/values: the point stream, the center stream, or
         both side by side (``[Xbar, Cbar]``, used for the empty-cluster

@@ -104,7 +104,7 @@ def direct_sq_distances(KZk, QZ):
 
 
 def attention_scores(Z, Zk, Q, K, *, score="euclidean", scale=1.0, bQ=None, bK=None):
-    r"""Raw attention scores ``S`` (the paper's S divided by gamma).
+    r"""Raw attention scores ``S``, without gamma (the normalizer multiplies them by it).
 
     Parameters
     ----------

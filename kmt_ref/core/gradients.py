@@ -42,7 +42,7 @@ The forward pass (the same function, its own rounding)
 
 The (r, q) arrays are handled a few tasks at a time (:data:`CHUNK_ENTRIES`),
 so that the passes over them run in the cache; rows of ``Z'`` that are 0 in
-every task (the points' scratch rows ``Y = 0`` of the paper's embedding) are
+every task (the points' scratch rows ``Y = 0`` of the one-hot embedding) are
 left out of the (r, q)-sized products, whose terms they make exact zeros. These are the plain path's
 numbers in another order of operations (tests/core/test_gradients.py).
 

@@ -37,8 +37,9 @@ three sparse/stochastic ones ``gamma = inf`` is the limit ``gamma -> inf``:
 :func:`hardmax_average` for ``sparsemax`` and ``normmax`` (their support
 shrinks to the maximum set); for ``gumbel`` only the maxima keep a finite
 logit, so ``hard=True`` is a uniform random pick among the maxima, while the
-relaxed sample (``hard=False``) is ``softmax(g / T_G)`` over the maxima's
-noise ``g``: random weights on the maximum set, neither a pick nor uniform.
+relaxed sample (``hard=False``) is ``softmax(g / tau)`` (the temperature
+``tau``) over the maxima's noise ``g``: random weights on the maximum set,
+neither a pick nor uniform.
 
 ``softmax`` and ``linear`` are written with ``autograd.numpy`` and are
 differentiable; the hard forms, ``sparsemax``, ``normmax`` and ``gumbel`` are
@@ -287,7 +288,8 @@ def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
         limit, in which only the maximal scores keep a finite logit (logit 0
         plus noise): with ``hard=True`` the noise breaks ties, a uniform pick
         among the maxima; with ``hard=False`` the weights are
-        ``softmax(g / T_G)`` over the maxima, random and not uniform.
+        ``softmax(g / tau)`` over the maxima (the temperature ``tau``), random
+        and not uniform.
     axis : int
     rng : numpy.random.Generator
         Required (unless ``noise`` is given). One standard Gumbel variable is
@@ -296,9 +298,9 @@ def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
     hard : bool
         ``True``: one-hot on ``argmax(gamma s + g)`` (ties to the lowest
         index), a sample from ``softmax(gamma s)``. ``False``: the relaxed
-        sample ``softmax((gamma s + g) / T_G)``, ``T_G`` = the parameter ``tau``.
+        sample ``softmax((gamma s + g) / tau)``, with the temperature ``tau``.
     tau : float
-        The temperature ``T_G`` of the relaxed sample (``> 0``; ignored when
+        The temperature of the relaxed sample (``> 0``; ignored when
         ``hard``); not the simplex threshold tau of :mod:`kmt_ref.core.sparse`.
     noise : ndarray, shape of ``S``, optional
         Use this noise instead of drawing it (for tests: ``noise = 0`` turns the
@@ -313,7 +315,8 @@ def gumbel(S, gamma=1.0, axis=0, rng=None, hard=False, tau=1.0, noise=None):
     Gumbel-max trick (Gumbel 1954; Maddison et al. 2014):
     ``P[argmax_i (z_i + g_i) = j] = softmax(z)_j`` for i.i.d. standard Gumbel
     ``g_i``. Gumbel-softmax (Jang et al. 2017; Maddison et al. 2017) replaces
-    the argmax by ``softmax(./T_G)``. Shift invariant for a fixed noise draw.
+    the argmax by ``softmax(. / tau)``, with the temperature ``tau``. Shift
+    invariant for a fixed noise draw.
     """
     gamma = check_gamma(gamma)
     S = _as_float_scores(S, axis, "gumbel")

@@ -85,7 +85,8 @@ class Embedding:
     ``one``   1           1           1
     ========  ==========  ==========  =====
 
-    The paper's layout (SPEC §1) is ``("x", "y")``: ``Xbar = [X; Y]``,
+    The layout of Theorem 2.1 as SPEC §1 states it, and of the authors' code
+    (``train.py``, ``cnst_model.py``), is ``("x", "y")``: ``Xbar = [X; Y]``,
     ``Cbar = [C; I_k]``, ``d_emb = d + k``.
     """
 
@@ -274,7 +275,7 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
             if empty.size:
                 raise EmptyClusterError(
                     f"cluster {int(empty[0])} is empty at layer {t + 1}: this construction "
-                    "(the paper's linear center update) assumes every cluster keeps a member; "
+                    "(the linear center update of the authors' cnst_model.py) assumes every cluster keeps a member; "
                     "use center_update='euclidean', which keeps an empty cluster's center exactly"
                 )
         centers[t + 1] = emb.centers(Cbar)

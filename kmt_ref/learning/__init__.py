@@ -1,12 +1,15 @@
 r"""Learning the algorithm (SPEC §6): the trainable one-layer transformer.
 
-The paper's experiment: take the encoder-decoder layer of Theorem 2.1, forget
+The experiment (the paper's, reported from a summary; the authors' code runs it
+with ``train.py``): take the encoder-decoder layer of Theorem 2.1, forget
 the hand-set weights, learn all twelve Q, K, V (with biases) by gradient
-descent on random clustering tasks, and apply the trained layer T = 20 times.
-Trained at d = 32, k = 10, n = 512, it ends below Lloyd's algorithm (mean log
-objective 5.012 vs 5.295 on the committed model's 320 evaluation tasks; the
-paper's, as summarised: ≈ 5.0 vs ≈ 5.25); the d-only ablation (no one-hot rows) ends
-above it (5.362, to about 1e-3 across machines; the paper's: ≈ 5.35).
+descent on random clustering tasks, and apply the trained layer T = 20 times
+(the authors' ``expts.md``: ``--niters 20``). Trained at d = 32, k = 10,
+n = 512 (their ``expts.md``), the committed model ends below Lloyd's algorithm
+(mean log objective 5.012 vs 5.295 on its 320 evaluation tasks; reported by
+the paper, from a summary: ≈ 5.0 vs ≈ 5.25); the d-only ablation (no one-hot
+rows) ends above it (5.362, to about 1e-3 across machines; reported by the
+paper, from a summary: ≈ 5.35).
 
 The modules, from the bottom up (each imports only those above it and the
 rest of kmt_ref; none draws: the pictures are in :mod:`kmt_ref.viz.learning_figures`):
@@ -14,7 +17,7 @@ rest of kmt_ref; none draws: the pictures are in :mod:`kmt_ref.viz.learning_figu
 - :mod:`~kmt_ref.learning.tasks` — the task distribution (Gaussian mixtures and four other families);
 - :mod:`~kmt_ref.learning.model` — parameters, the layer description, the embedding, one
   application of the layer; the autograd rules;
-- :mod:`~kmt_ref.learning.config` — :class:`TrainConfig`, every hyperparameter (the paper's defaults);
+- :mod:`~kmt_ref.learning.config` — :class:`TrainConfig`, every hyperparameter (defaults: the authors' setting);
 - :mod:`~kmt_ref.learning.loss` — the smoothed k-means loss and the hard objectives;
 - :mod:`~kmt_ref.learning.optim` — Adam and the plateau schedule;
 - :mod:`~kmt_ref.learning.checkpoint` — checkpoints and stored evaluation results on disk;

@@ -4,7 +4,8 @@ A checkpoint (:func:`save_checkpoint`, :func:`load_checkpoint`) holds the
 trained weights, the :class:`~kmt_ref.learning.config.TrainConfig`, the seed,
 the history and the optimiser state for resuming; an evaluation file
 (:func:`save_evaluation`, :func:`load_evaluation`) holds per-task curves of the
-paper's evaluation (other n, k-means++ starts, other families). Both are ``.npz`` files written
+evaluation settings of the authors' ``expts.md`` (other n, k-means++ starts, other families).
+Both are ``.npz`` files written
 atomically; every way a file can be wrong ends in a :class:`CheckpointError`
 that says what is wrong with it. The committed models and their evaluation
 live in ``kmt_ref/models/`` (:data:`MODELS_DIR`).
@@ -261,7 +262,7 @@ def load_checkpoint(path, d=None, k=None, with_adam=False):
 
 
 # --------------------------------------------------------------------------
-# Stored evaluation results (the paper's evaluation: other n, k-means++ starts, other families)
+# Stored evaluation results (the authors' evaluation settings: other n, k-means++ starts, other families)
 # --------------------------------------------------------------------------
 def save_evaluation(path, results, info=None):
     """Store evaluation curves, merging into an existing file.

@@ -2,7 +2,7 @@
 
 Examples::
 
-    python -m kmt_ref train                         # small config (d=8), 14 s of CPU time: ends below Lloyd
+    python -m kmt_ref train                         # small config (d=8): ends below Lloyd
     python -m kmt_ref train --config paper --seed 0 --out runs/paper.npz
     python -m kmt_ref train --resume runs/paper.npz --steps 12000
     python -m kmt_ref evaluate paper paper_d_only   # the committed models, 320 tasks
@@ -18,7 +18,7 @@ Both commands check every argument, the checkpoints they read and the file
 they will write before any work starts; a mistake ends in ``error: ...`` and
 exit status 2 (see :mod:`kmt_ref.cli`). The files they write end in ``.npz``
 (another name is refused, never extended). ``train`` replaces an existing
-``--out`` (hours of training) or its ``_best`` snapshot only with ``--force``
+``--out`` (a long training run) or its ``_best`` snapshot only with ``--force``
 and only if it is a kmt_ref training checkpoint, whatever the flags; resuming
 into the checkpoint it continues is the one case without ``--force``.
 ``evaluate --save`` merges into an existing evaluation file and writes over
@@ -44,7 +44,7 @@ from ..blas import describe_blas_threads, resolve_blas_threads
 from ..validation import check_choice, check_count, check_output_file, check_real_in
 from ..progress import Progress
 from .checkpoint import CHECKPOINT_FILE, EVALUATION_FILE, MODELS_DIR, load_checkpoint, save_evaluation
-from .config import CONFIGS, TrainConfig
+from .config import CONFIGS, SOURCES, TrainConfig
 from .evaluation import EVAL_SEED, PAPER_SUITE, evaluate, setting_label
 from .tasks import FAMILIES, INITS
 from .training import train, tune_malloc
@@ -52,7 +52,8 @@ from .training import train, tune_malloc
 _FIELD_HELP = {
     "n": "points per task", "d": "dimension", "k": "clusters", "embedding": "token layout (onehot | none = d-only ablation | binary codes)",
     "batch": "tasks per step", "steps": "optimisation steps", "lr": "Adam learning rate",
-    "lr_decay": "learning-rate factor on a plateau", "patience": "evaluations without improvement before decaying",
+    "lr_decay": "learning-rate factor on a plateau",
+    "patience": "evaluations in a row without improvement tolerated (the rate decays at the next one)",
     "eval_every": "steps between validation evaluations", "n_val": "fixed validation tasks",
     "loss_lambda": "lambda of the smoothed loss", "dropout": "attention dropout in training",
     "scale": "noise scale of the task mixture", "family": "training task family",
@@ -143,11 +144,11 @@ def _train(args):
     return 0
 
 
-#: T of the comparison printed at the end of ``train`` (the paper's evaluation)
+#: T of the comparison printed at the end of ``train`` (20: the authors' evaluation, ``--niters 20`` in their expts.md)
 EVAL_STEPS = 20
 
-#: ``evaluate``'s progress weighs a run on n points as n (n + EVAL_COST_N0): 20 steps of the paper's model on
-#: 32 tasks took 3.7 s at n = 512 and 36 s at n = 2048 (one BLAS thread), a n^2 + b n with b / a = 580
+#: ``evaluate``'s progress weighs a run on n points as n (n + EVAL_COST_N0): the cost of 20 steps of the
+#: committed ``paper`` model on 32 tasks, fitted as a n^2 + b n over n = 512 and 2048 (one BLAS thread), b / a = 580
 EVAL_COST_N0 = 580
 
 
@@ -178,8 +179,9 @@ def lloyd_comparison(res, config, out):
         ("initial centers (t=0)", t0), (f"Lloyd, {T} iterations", lloyd_T), (f"trained layer, {T} steps", model_T))]
     share = f"it ends lower on {(gap < 0).mean():.0%} of the tasks"
     if model_T < lloyd_T:
-        lines.append(f"# The trained layer beats Lloyd's algorithm: {lloyd_T - model_T:.3f} lower in mean log "
-                     f"objective ({share}), as in the paper.")
+        lines.append(f"# The trained layer beats Lloyd's algorithm on these tasks: {lloyd_T - model_T:.3f} lower in "
+                     f"mean log objective after T={T} ({share}). The paper reports that its trained layer ends "
+                     "below Lloyd (reported by the paper, from a summary).")
     else:
         lines.append(f"# The trained layer does not beat Lloyd's algorithm: {model_T - lloyd_T:.3f} higher in mean log "
                      f"objective ({share}). Train longer (--steps) or at larger d (notebook 04, exercise 04.8).")
@@ -203,7 +205,8 @@ def _evaluate_settings(args, k):
     """The (init, n, family) settings of an ``evaluate`` command, checked."""
     if args.suite:
         if args.n or args.family or args.init:
-            raise ValueError("--suite runs the paper's settings; it cannot be combined with --n, --family or --init")
+            raise ValueError("--suite runs the settings of the authors' evaluation (their expts.md); it cannot be "
+                             "combined with --n, --family or --init")
         settings = list(PAPER_SUITE)
     else:
         families = args.family or ["normal"]
@@ -300,10 +303,9 @@ def register(subparsers):
     p = subparsers.add_parser(
         "train", help="train the one-layer transformer (SPEC §6)",
         description="Train the one-layer transformer with autograd, then compare it with Lloyd's algorithm on "
-                    "seeded tasks. Default: the small configuration (n=64, d=8, k=3; 14 s of CPU time with one "
-                    "BLAS thread, 1.5 min wall on a shared 2-core machine); --config paper is the paper's setting "
-                    "(about 48 min, the training time recorded in the committed models). Every hyperparameter can "
-                    "be overridden.",
+                    "seeded tasks. Default: the small configuration (n=64, d=8, k=3, 3,000 steps); --config "
+                    "paper is the authors' setting (n=512, d=32, k=10, 10,000 steps: their expts.md and "
+                    "expt-run.sh). Every hyperparameter can be overridden.",
     )
     p.add_argument("--config", choices=sorted(CONFIGS), default=None, help="base configuration (default: small)")
     p.add_argument("--seed", type=int, default=None,
@@ -322,15 +324,14 @@ def register(subparsers):
     for f in dataclasses.fields(TrainConfig):
         typ = type(f.default)
         p.add_argument("--" + f.name.replace("_", "-"), dest=f.name, type=typ, default=None,
-                       help=f"{_FIELD_HELP[f.name]} (paper: {f.default})")
+                       help=f"{_FIELD_HELP[f.name]} (--config paper: {f.default}, {SOURCES[f.name]})")
     p.set_defaults(func=_train)
 
     e = subparsers.add_parser(
         "evaluate", help="compare trained models with Lloyd's algorithm (SPEC §6)",
         description="Apply each model T times (re-embedding between steps, no dropout) and Lloyd for T iterations "
                     "from the same initial centers; print the mean log k-means objective. Progress and an "
-                    "estimate of the time left go to stderr. 'evaluate paper paper_d_only --suite' takes 10 min "
-                    "of CPU time with one BLAS thread (21 min wall on a shared 2-core machine).",
+                    "estimate of the time left go to stderr.",
     )
     e.add_argument("checkpoint", nargs="+", help="checkpoint .npz or committed model name (paper, paper_d_only)")
     e.add_argument("--tasks", type=int, default=320, help="evaluation tasks per setting, >= 1 (default 320)")
@@ -347,8 +348,8 @@ def register(subparsers):
                    help="Lloyd's empty clusters: keep the center (default, what the transformer does) or reseed "
                         "it with a random data point (the authors' baseline; seeded by --seed)")
     e.add_argument("--suite", action="store_true",
-                   help="the paper's settings: random and k-means++ init at n=512, n in 128..2048, every family "
-                        "(10 min of CPU time for the two committed models, one BLAS thread)")
+                   help="the settings of the authors' evaluation (their expts.md, Figure 4 and Table 1, run by "
+                        "plot_eval_ood_gen.py): random and k-means++ init at n=512, n in 128..2048, every family")
     e.add_argument("--save", default=None, metavar="FILE.npz",
                    help="store the per-task curves (figures read them); an existing FILE.npz must be a kmt_ref "
                         "evaluation file, and the results are merged into it (any other file is refused)")

@@ -31,7 +31,8 @@ def soft_kmeans_loss(X, C, lam=10.0):
     X : ndarray, shape (B, d, n)
     C : ndarray, shape (B, d, k)
     lam : float
-        Inverse temperature lambda (10 in the paper).
+        Inverse temperature lambda (10 in the authors' runs, ``LI=10.0`` in their
+        ``expts.md``; ``train.py``'s default is 1).
 
     Returns
     -------

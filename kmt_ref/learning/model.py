@@ -8,8 +8,9 @@ Q, K, V learned, with biases::
     Cbar' = Cbar + A(Cbar, Xbar'; Q3,K3,V3) + A(Cbar, Cbar; Q4,K4,V4)
 
 Euclidean scores divided by ``sqrt(d_emb)``, gamma = 1, softmax in every block,
-optional attention dropout (0.01 in the paper's training). Token layout: the
-paper's ``Xbar = [X; Y]`` with ``Y = 0`` and ``Cbar = [C; I_k]``
+optional attention dropout (0.01 in training: the authors' ``train.py``
+default). Token layout: the authors' (``train.py``) ``Xbar = [X; Y]`` with
+``Y = 0`` and ``Cbar = [C; I_k]``
 (``embedding="onehot"``, ``d_emb = d + k``, no type-flag row), the d-only
 ablation ``Xbar = X``, ``Cbar = C`` (``embedding="none"``, ``d_emb = d``), or
 the follow-up's binary codes (arXiv 2610.09760; :mod:`kmt_ref.algorithms.binary`)
@@ -56,7 +57,7 @@ from .. import binary_codes, code_length
 __all__ = ["EMBEDDINGS", "BLOCKS", "d_emb_of", "init_params", "model_layer", "embed_batch", "model_step",
            "attention_maps"]
 
-#: token layouts: the paper's one-hot scratch rows, the d-only ablation, the follow-up's binary codes
+#: token layouts: the authors' one-hot scratch rows, the d-only ablation, the follow-up's binary codes
 EMBEDDINGS = ("onehot", "none", "binary")
 
 #: the four attention blocks of the layer and their parameter names

@@ -1,7 +1,8 @@
 r"""The optimiser of the learning experiment (SPEC §6 "Optimiser"): Adam, and the learning rate halved on a plateau.
 
-Adam with learning rate 0.01 (PyTorch's defaults otherwise, no clipping); the
-rate is halved when the validation score has not improved for 5 evaluations.
+Adam with learning rate 0.01 (the authors' ``expts.md``, ``LR=0.01``; PyTorch's
+defaults otherwise, no clipping); the rate is halved at the 6th evaluation in a
+row without improvement (patience 5, the authors' ``expt-run.sh``; :class:`Plateau`).
 Both work on plain dicts of arrays (the HIPS/autograd examples' habit).
 """
 from __future__ import annotations
@@ -43,12 +44,18 @@ class Adam:
 
 
 class Plateau:
-    """Learning-rate halving on a plateau (PyTorch ``ReduceLROnPlateau`` semantics).
+    """Learning-rate decay on a plateau (PyTorch ``ReduceLROnPlateau``: mode "min", relative threshold, no cooldown).
 
-    An evaluation *improves* if ``score < best * (1 - 1e-4)``. After more than
-    ``patience`` evaluations in a row without improvement the rate is
-    multiplied by ``factor`` and the count restarts (so with patience 5 the
-    rate halves at the 6th evaluation without improvement; the authors' setup).
+    :meth:`step` takes one validation score per evaluation. A score *improves*
+    if ``score < best * (1 - threshold)`` (``threshold = 1e-4``); it then
+    becomes ``best`` and the count ``bad`` of evaluations without improvement
+    is reset to 0. Otherwise ``bad`` grows by 1, and when ``bad > patience``
+    the rate is multiplied by ``factor`` and ``bad`` restarts at 0. So with
+    ``patience = 5`` and ``factor = 0.5`` (the authors' ``expt-run.sh``) the
+    rate is halved at the 6th evaluation in a row without improvement, and
+    again at the 12th if none of them improves.
+    :func:`~kmt_ref.learning.training.train` passes every validation score
+    except the one at step 0.
     """
 
     def __init__(self, factor=0.5, patience=5, threshold=1e-4):

@@ -1,7 +1,8 @@
 """Clustering tasks for learning the algorithm (SPEC §6).
 
 A *task* is a data set ``X`` (d, n) and initial centers ``C0`` (d, k). The
-training distribution of the paper's experiment:
+training distribution of the authors' experiment (their ``ctasks.py`` with the
+flags of their ``expt-run.sh``: ``--em --es``, ``SCALE=0.1``):
 
 1. draw k means ``mu_1 .. mu_k`` uniformly in ``[0, 1]^d``;
 2. draw n points from the equal-weight mixture, each point
@@ -117,7 +118,7 @@ def sample_task(rng, n=512, d=32, k=10, family="normal", scale=0.1, init="random
         Points, dimensions, clusters (1 <= k <= n).
     family : {"normal", "cauchy", "gumbel", "laplace", "lognormal"}
     scale : float
-        Noise scale (0.1 in the paper).
+        Noise scale (0.1 in the authors' runs: ``SCALE=0.1`` in their ``expt-run.sh``).
     init : {"random", "kmeans++"}
         ``"random"``: the first k points after the shuffle (a random k-subset).
 

@@ -6,8 +6,10 @@ r"""The training loop of the learning experiment (SPEC §6 "Optimiser"): Adam on
 validation score (objective after one layer / objective after one Lloyd step,
 on 320 fixed tasks, :func:`validation_tasks`, :func:`validation_score`) and lets
 :class:`~kmt_ref.learning.optim.Plateau` halve the learning rate on a plateau;
-10,000 steps in all. Checkpoints (:mod:`kmt_ref.learning.checkpoint`) make a
-run resumable, bit for bit.
+10,000 steps in all (these values: the authors' ``expts.md`` and ``expt-run.sh``,
+:data:`kmt_ref.learning.config.SOURCES`). Checkpoints
+(:mod:`kmt_ref.learning.checkpoint`) make a run resumable, bit for bit
+(``tests/learning/test_checkpoint.py::test_checkpoint_round_trip_and_resume_is_exact``).
 
 **Validation runs without dropout** (:func:`validation_score` calls
 :func:`~kmt_ref.learning.evaluation.run_model` with its default
@@ -23,8 +25,8 @@ project's do not; the project's evaluation likewise runs without dropout
 Speed note: on Linux with glibc, large temporary arrays are returned to the OS
 after every operation; setting ``MALLOC_MMAP_MAX_=0
 MALLOC_TRIM_THRESHOLD_=100000000000`` in the environment keeps them in the heap
-and makes a training step about 1.6-1.8x faster (0.35-0.39 -> 0.22 s at the
-paper setting on one core, ``benchmarks/bench_train.py``). :func:`tune_malloc`
+and makes a training step about 1.6-1.8x faster (at the authors' setting,
+n = 512, d = 32, k = 10, on one core: ``benchmarks/bench_train.py`` measures it). :func:`tune_malloc`
 does the same from inside the process; ``python -m kmt_ref train`` calls it.
 """
 from __future__ import annotations
@@ -79,7 +81,8 @@ def train(config=None, seed=0, out=None, resume=None, log=print, blas_threads=No
     Parameters
     ----------
     config : TrainConfig, optional
-        Default: the paper's setting.
+        Default: ``TrainConfig()``, the authors' setting (their ``expts.md`` and
+        ``expt-run.sh``; :data:`kmt_ref.learning.config.SOURCES`).
     seed : int
         Seeds the initial weights, the training tasks, dropout
         (``default_rng([seed, 0])``) and the validation tasks (``[seed, 1]``).
@@ -98,9 +101,10 @@ def train(config=None, seed=0, out=None, resume=None, log=print, blas_threads=No
         BLAS threads of the training loop (:func:`kmt_ref.blas.blas_limit`;
         default: one, unless ``OPENBLAS_NUM_THREADS`` or another of
         :data:`kmt_ref.blas.USER_VARIABLES` is set, whose count then stands).
-        In float32 (the committed models' arithmetic) a 6-step run at the
-        paper's sizes gave the same weights bit for bit at one and two threads
-        (OpenBLAS, SkylakeX kernel); in float64 they differed by 1e-14 relative.
+        Measured once, not tested: in float32 (the committed models'
+        arithmetic) a 6-step run at n = 512, d = 32, k = 10 gave the same
+        weights bit for bit at one and two threads (OpenBLAS, SkylakeX
+        kernel); in float64 they differed by 1e-14 relative.
 
     Returns
     -------

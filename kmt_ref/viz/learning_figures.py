@@ -232,7 +232,7 @@ def fig6_learned_weights(path):
     """Figure 6: learned vs hand-set Q^T K and V per block, and the learned attention maps."""
     paper = _committed("paper")
     cfg = paper.config
-    hand, _ = lloyd_weights(cfg.d, cfg.k, "linear")  # the paper's d_emb = d + k layout
+    hand, _ = lloyd_weights(cfg.d, cfg.k, "linear")  # the authors' d_emb = d + k layout (their train.py)
     fig = plt.figure(figsize=(11, 18), layout="constrained")
     top, middle, bottom = fig.subfigures(3, 1, height_ratios=[10, 3.2, 3.6])
     plot_weight_grid(paper.params, hand, cfg.d, cfg.k, top)

@@ -5,9 +5,11 @@ deterministically (fixed seeds, no timestamps); they are listed in
 :data:`kmt_ref.viz.registry.FIGURES`, so ``python -m kmt_ref figures`` rebuilds
 them all.
 
-1. :func:`fig1_validation` — the paper's numerical validation on the authors'
-   draw: Lloyd (A-C) beside the authors' circuit at gamma = 1e4 (D-F), the
-   flag circuit (the project's extension) dashed beside it; drawn by
+1. :func:`fig1_validation` — the numerical validation of the authors'
+   ``numerical_validation.ipynb`` on their draw: log objectives (A) and their
+   difference (D), Lloyd's centers and assignments (B, C) above those of the
+   authors' circuit at gamma = 1e4 (E, F), the flag circuit (the project's
+   extension) dashed in D; drawn by
    :func:`kmt_ref.demo.run_demo` with
    :func:`kmt_ref.viz.plotting.write_validation_figure` (the same bytes as
    ``python -m kmt_ref demo``).
@@ -47,8 +49,10 @@ __all__ = [
 def fig1_validation(path, data="paper", seed=0):
     """Write the six-panel validation figure (the one ``python -m kmt_ref demo`` writes).
 
-    Lloyd (A-C) beside the authors' circuit at gamma = 1e4 (D-F), with the
-    flag circuit (the project's extension) dashed in panel D.
+    Log objectives (A) and their difference (D); Lloyd's centers and
+    assignments (B, C) above those of the authors' circuit at gamma = 1e4
+    (E, F); the flag circuit (the project's extension) dashed in panel D
+    (:func:`kmt_ref.viz.plotting.plot_validation`).
 
     Parameters
     ----------

@@ -174,7 +174,7 @@ BLOCK_ROLES = {
 
 
 def _weight_text(w):
-    """A weight as text: ``1/m`` when it is one (a hardmax average over m keys), else 3 significant digits."""
+    """A weight as text: ``1/s`` when it is one (a hardmax average over s keys), else 3 significant digits."""
     if w > 0 and abs(1 / w - round(1 / w)) < 1e-9:
         return "1" if round(1 / w) == 1 else f"1/{round(1 / w)}"
     return f"{w:.3g}"

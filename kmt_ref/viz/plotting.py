@@ -9,8 +9,8 @@ run looks like:
 
 - :func:`plot_log_objective` — log k-means objective per step, several curves;
 - :func:`plot_center_trajectories` — data, initial centers (circles) and the
-  path of every center (triangles), as in the paper's panels B and E;
-- :func:`plot_assignments` — points coloured by cluster (panels C and F);
+  path of every center (triangles): panels B and E of :func:`plot_validation`;
+- :func:`plot_assignments` — points coloured by cluster: panels C and F;
 - :func:`plot_validation` — the six-panel numerical-validation figure
   (SPEC §7, figure 1), and :func:`write_validation_figure`, which writes it
   for ``python -m kmt_ref demo`` and :func:`kmt_ref.viz.lloyd_figures.fig1_validation`.
@@ -175,7 +175,7 @@ def plot_assignments(X, labels, centers=None, ax=None, title="assignments"):
 
 
 # --------------------------------------------------------------------------
-# The paper's numerical-validation figure
+# The numerical-validation figure (the layout of the authors' numerical_validation.ipynb)
 # --------------------------------------------------------------------------
 def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transformer", fig=None,
                     extension=None, extension_label="extension", data_label=None):
@@ -203,11 +203,15 @@ def plot_validation(X, lloyd_trace, transformer_trace, transformer_label="transf
 
     Notes
     -----
-    The paper's numerical-validation figure: (A) log objective per step of
-    both runs, (D) their difference, transformer - Lloyd (and extension -
-    Lloyd), per step, so that the match is read off directly rather than from
-    two overlapping curves; (B, E) evolution of the centers (initial:
-    circles, later: triangles), (C, F) final assignments.
+    The panels: (A) log objective per step of both runs, (D) their
+    difference, transformer - Lloyd (and extension - Lloyd), per step, so
+    that the match is read off directly rather than from two overlapping
+    curves; (B, E) evolution of the centers (initial: circles, later:
+    triangles), (C, F) final assignments. The 2 x 3 layout follows the
+    figure of the authors' ``numerical_validation.ipynb`` (a Lloyd row above
+    a transformer row: objective, "Centers' Trajectory", "Final
+    Assignments"), except panels A and D: theirs show each run's objective
+    alone.
     """
     fig = fig or plt.figure(figsize=(12, 7.6))
     axes = fig.subplots(2, 3)

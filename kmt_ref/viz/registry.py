@@ -104,8 +104,7 @@ def _figures_command(args):
 
 def register(sub):
     """Add the ``figures`` command to the ``python -m kmt_ref`` parser."""
-    p = sub.add_parser("figures", help="regenerate every figure in figures/ (deterministic; 12 s of CPU time, "
-                                       "under half a minute)")
+    p = sub.add_parser("figures", help="regenerate every figure in figures/ (deterministic)")
     p.add_argument("--outdir", default="figures",
                    help="output folder (default: figures, in the current folder). Only the figures' PNG files "
                         "are written there; an existing file of one of their names is replaced only if it is a PNG "

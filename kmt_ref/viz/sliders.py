@@ -1,4 +1,4 @@
-"""The paper's knobs as sliders: one drawing per parameter value, shown as small multiples and behind a slider.
+"""The circuits' knobs as sliders: one drawing per parameter value, shown as small multiples and behind a slider.
 
 Each ``plot_*`` function below draws what one value of one knob does (arrays in,
 a figure out, optional ``axes``, never ``show()``). The notebooks

@@ -70,7 +70,7 @@ def test_table_exercises_empty_clusters_ties_and_duplicates():
 
 @pytest.mark.parametrize("name,X,C0", degenerate_cases(), ids=[c[0] for c in degenerate_cases()])
 def test_degenerate_cases_with_linear_center_update(name, X, C0):
-    """The paper's linear block 3 equals Lloyd whenever no cluster empties, and says so when one does."""
+    """The authors' linear block 3 equals Lloyd whenever no cluster empties, and says so when one does."""
     ref = lloyd(X, C0, N_LAYERS)
     k = C0.shape[1]
     if any(np.bincount(l, minlength=k).min() == 0 for l in ref.labels):

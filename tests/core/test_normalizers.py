@@ -314,8 +314,9 @@ def test_gumbel_soft_and_inf():
 
 
 def test_gumbel_relaxed_at_inf_is_random_weights_on_the_maxima_not_a_pick():
-    """gamma = inf with hard=False: softmax(g / T_G) over the maxima's noise, so the weights sit on the maximum
-    set, are neither one-hot nor uniform, and change with the draw; only hard=True is a uniform pick."""
+    """gamma = inf with hard=False: softmax(g / tau) over the maxima's noise (tau the temperature), so the
+    weights sit on the maximum set, are neither one-hot nor uniform, and change with the draw; only hard=True
+    is a uniform pick."""
     rng = np.random.default_rng(0)
     S = np.array([[1.0], [1.0], [0.0]])
     W = np.stack([gumbel(S, np.inf, rng=rng)[:, 0] for _ in range(200)])  # (200, 3)

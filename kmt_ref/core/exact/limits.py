@@ -199,7 +199,7 @@ def segment_mean(top, VZk, v_rows):
 def is_disjoint_uniform(W):
     """True if W (r, q), not being differentiated, is a uniform mean over disjoint key sets.
 
-    That is: every column is ``1/m`` on ``m >= 1`` keys and 0 elsewhere, and no key serves two queries.
+    That is: every column is ``1/s`` on ``s >= 1`` keys and 0 elsewhere, and no key serves two queries.
     Such an attention is a plain mean, computed by :func:`segment_mean` with the reference's arithmetic.
     """
     if type(W) is not onp.ndarray or W.ndim != 2 or W.shape[0] < W.shape[1]:  # q disjoint sets need q <= r keys
