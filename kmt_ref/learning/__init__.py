@@ -6,10 +6,8 @@ the hand-set weights, learn all twelve Q, K, V (with biases) by gradient
 descent on random clustering tasks, and apply the trained layer T = 20 times
 (the authors' ``expts.md``: ``--niters 20``). Trained at d = 32, k = 10,
 n = 512 (their ``expts.md``), the committed model ends below Lloyd's algorithm
-(mean log objective 5.012 vs 5.295 on its 320 evaluation tasks; reported by
-the paper, from a summary: ≈ 5.0 vs ≈ 5.25); the d-only ablation (no one-hot
-rows) ends above it (5.362, to about 1e-3 across machines; reported by the
-paper, from a summary: ≈ 5.35).
+and the d-only ablation (no one-hot rows) above it, as the paper reports (from
+a summary); the numbers: ``python -m kmt_ref report evaluation`` (docs/RESULTS.md).
 
 The modules, from the bottom up (each imports only those above it and the
 rest of kmt_ref; none draws: the pictures are in :mod:`kmt_ref.viz.learning_figures`):

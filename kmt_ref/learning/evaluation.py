@@ -5,17 +5,14 @@ steps; :func:`evaluate` does so on seeded tasks and reports the natural log of
 the k-means objective, beside Lloyd's algorithm from the same initial centers.
 **Evaluation runs without dropout** (the authors' code leaves dropout on at
 evaluation; the project switches it off and says so; ``evaluate(...,
-dropout=0.01)`` measures their choice: 5.020 instead of 5.012 for the
-committed model). :data:`PAPER_SUITE` lists the settings of the authors'
+dropout=0.01)``, ``evaluate --dropout 0.01``, measures their choice). :data:`PAPER_SUITE` lists the settings of the authors'
 evaluation commands (their ``expts.md``, Figure 4 and Table 1, run by
 ``plot_eval_ood_gen.py``): in distribution, k-means++ initial centers, other
 n (n/4, n/2, 2n, 4n), other families (every family of their ``ctasks.py``).
 
-Committed results (``kmt_ref/models/``, 320 evaluation tasks, T = 20): Lloyd
-5.295, the trained layer 5.012, the d-only ablation 5.362 (reported by the
-paper, from a summary: Lloyd ≈ 5.25, trained ≈ 5.0, d-only ≈ 5.35; Lloyd on a
-NumPy re-run of the authors' task generator: 5.258); the full table (k-means++, other n, other families) is stored in
-``kmt_ref/models/evaluation.npz`` and printed by ``python -m kmt_ref evaluate``.
+Committed results: ``kmt_ref/models/evaluation.npz`` (320 evaluation tasks, T = 20, every
+setting), printed by ``python -m kmt_ref evaluate`` when re-run and by ``python -m kmt_ref report
+evaluation`` from the stored file; docs/RESULTS.md shows them beside what the paper reports.
 
 **Reproducible to a measured tolerance, not bit for bit.** The models run in
 float32; another CPU or BLAS kernel rounds differently. The trained layer
@@ -23,18 +20,16 @@ settles (median over tasks of its largest center move: 1.2e-6 at step 20) and
 damps those differences: its 320-task means agree with the stored ones to
 5e-5 (the binary-code model's to 3e-6, one re-run). The d-only ablation's centers still move
 at T = 20, and it amplifies them (on some tasks doubling them at every step):
-its means agree only to 1.2e-3, so its 5.362 (5.36202) may print 5.363 on
-another machine. The tolerances and the measurements are in
+its means agree only to 1.2e-3, so the third decimal of its mean may differ
+on another machine. The tolerances and the measurements are in
 ``tests/learning/test_evaluation.py``.
 
 **Lloyd keeps an empty cluster's center** (kmt_ref's policy, the one the
 transformer realises); the authors' Lloyd baseline re-seeds it with a random
 data point (``utils.lloyds_iters_batched``). ``evaluate(...,
-lloyd_empty="reseed")`` (``--lloyd-empty reseed``) measures their choice: on
-the 320 tasks, Lloyd meets an empty cluster in 51, and its mean log objective
-after T = 20 goes from 5.295 (keep) to 5.282 (reseed, the stream
-``default_rng([seed, 2])``; 5.270-5.284 over six streams, mean 5.279); the
-model's numbers do not change.
+lloyd_empty="reseed")`` (``--lloyd-empty reseed``) measures their choice
+(re-seeding draws from the stream ``default_rng([seed, 2])``); the model's
+numbers do not change.
 """
 from __future__ import annotations
 
