@@ -68,7 +68,7 @@ SETTINGS = ("1", "default")
 #: one row per run of the training benchmark: the paper's setting, then CPU seconds (medians over ``reps``)
 TRAIN_COLUMNS = ENVIRONMENT + ("blas_threads", "batch", "n", "d", "k", "dtype", "embedding", "malloc_tuned", "reps",
                                "step_s", "plain_s", "hand_over_plain", "hand_over_plain_pairs", "validation_s",
-                               "eval_every", "per_step_s", "sample_s", "grad_s", "forward_s", "adam_s")
+                               "n_val", "eval_every", "per_step_s", "sample_s", "grad_s", "forward_s", "adam_s")
 
 
 # --------------------------------------------------------------------------
@@ -283,14 +283,14 @@ def forward_table(path=FORWARD_CSV):
 def _train_runs(path):
     path, rows = _read(path, TRAIN_COLUMNS)
     for line, r in rows:
-        for c in ("cpus", "blas_threads", "batch", "n", "d", "k", "reps", "eval_every"):
+        for c in ("cpus", "blas_threads", "batch", "n", "d", "k", "reps", "n_val", "eval_every"):
             r[c] = _number(path, line, r, c, int)
         for c in ("load1", "step_s", "plain_s", "hand_over_plain", "hand_over_plain_pairs", "validation_s",
                   "per_step_s", "sample_s", "grad_s", "forward_s", "adam_s"):
             r[c] = _number(path, line, r, c)
         if r["malloc_tuned"] not in ("True", "False"):
             raise ValueError(f"{path}:{line}: malloc_tuned={r['malloc_tuned']!r} is not True or False")
-    _same(path, rows, ("batch", "n", "d", "k", "eval_every", "reps"))
+    _same(path, rows, ("batch", "n", "d", "k", "n_val", "eval_every", "reps"))
     for c in ("dtype", "embedding", "malloc_tuned"):
         if len({r[c] for _, r in rows}) != 1:
             raise ValueError(f"{path}: the runs differ in {c}; one table shows one setting")
@@ -302,18 +302,19 @@ def train_table(path=TRAIN_CSV):
     path, rows = _train_runs(path)
     r0 = rows[0]
 
-    def ms(column):
-        return _span([1e3 * r[column] for r in rows], 0, " ms")
+    def ms(column):  # whole ms, or tenths below 10 ms
+        values = [1e3 * r[column] for r in rows]
+        return _span(values, 0 if max(values) >= 10 else 1, " ms")
 
     steps = 10_000
     lines = ["| what | CPU time, range over the runs |", "|---|---|",
-             f"| a training step, hand-derived VJP (`core/gradients.py`) | {ms('step_s')} |",
+             f"| a training step, hand-derived VJP (`kmt_ref/core/gradients.py`) | {ms('step_s')} |",
              f"| the same step with `kmt_ref.core.blocks.HAND_VJP = False` (autograd through the plain path) | "
              f"{ms('plain_s')} |",
              f"| hand VJP / plain path | {_span([r['hand_over_plain'] for r in rows], unit='×')} (ratio of the "
              f"medians); {_span([r['hand_over_plain_pairs'] for r in rows], unit='×')} (median of the per-pair "
              f"ratios) |",
-             f"| validation ({r0['eval_every']} steps apart), per evaluation; per step | "
+             f"| validation ({r0['n_val']} tasks every {r0['eval_every']} steps), per evaluation; per step | "
              f"{_span([r['validation_s'] for r in rows], 2, ' s')}; "
              f"{_span([1e3 * r['validation_s'] / r['eval_every'] for r in rows], 0, ' ms')} |",
              f"| a step with validation; {steps:,} steps | {ms('per_step_s')}; "
@@ -325,7 +326,7 @@ def train_table(path=TRAIN_CSV):
     tuned = "tuned" if r0["malloc_tuned"] == "True" else "not tuned"
     lines += ["", f"{_runs(len(rows))} of `OPENBLAS_NUM_THREADS=1 python benchmarks/bench_train.py --reps {r0['reps']}` "
               f"(batch {r0['batch']}, n = {r0['n']}, d = {r0['d']}, k = {r0['k']}, {r0['dtype']}, embedding "
-              f"{r0['embedding']}, malloc {tuned}; {_span([r['blas_threads'] for r in rows], 0)} BLAS thread(s)), "
+              f"{r0['embedding']}, malloc {tuned}; BLAS threads: {_span([r['blas_threads'] for r in rows], 0)}), "
               f"{_dates(rows)} (UTC), on {_machine(rows)}; the 1-minute load average when each run started: "
               f"{_span([r['load1'] for r in rows])} (the machine is shared: other jobs ran alongside)."]
     return "\n".join(lines)
