@@ -28,14 +28,15 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["BENCH_REPORTS", "FORWARD_CSV", "TRAIN_CSV", "FORWARD_COLUMNS", "TRAIN_COLUMNS", "FORWARD_CONTENDERS",
-           "FORWARD_TARGETS", "MEMORY_SCALING", "environment", "append_rows", "forward_table", "train_table"]
+           "FORWARD_TARGETS", "MEMORY_TARGET", "MEMORY_SCALING", "environment", "append_rows", "forward_table", "train_table"]
 
 DATASETS = Path(__file__).parent / "datasets"
 FORWARD_CSV = DATASETS / "bench_forward.csv"
 TRAIN_CSV = DATASETS / "bench_train.csv"
 
-#: the machine and the moment, first in every row: ``date`` is the UTC start of the run (the same in all the
-#: rows of one run, which is how rows are grouped into runs), ``load1`` the 1-minute load average when the
+#: the machine and the moment, first in every row: ``date`` is the UTC start of the run, to the millisecond
+#: (the same in all the rows of one run, which is how rows are grouped into runs: two runs a second apart
+#: must not share it), ``load1`` the 1-minute load average when the
 #: process that measured the row started
 ENVIRONMENT = ("date", "cpu", "cpus", "blas", "blas_kernel", "numpy", "load1")
 
@@ -59,6 +60,9 @@ LLOYD_FLOOR, SOFT_FLOOR, CIRCUIT = "minimal Lloyd", "minimal soft step, 1e4", "a
 
 #: the targets, as ratios to the Lloyd floor (the benchmark prints them too)
 FORWARD_TARGETS = {"lloyd": 1.2, "transformer, gamma = inf": 2.0, CIRCUIT: 2.0}
+
+#: the memory target, in units of n (d + k) float64s: flat in n, no n x n and no n x k x d arrays
+MEMORY_TARGET = 4
 
 #: the contender of the rows that measure only memory: the transformer (2 layers) at n / 4, n / 2 and n
 MEMORY_SCALING = "transformer, gamma = inf, memory only"
@@ -92,7 +96,7 @@ def environment(blas_info=(), date=None):
     entries give the library, its version and its kernel, "architecture"); ``date`` the run's UTC start
     (default: now)."""
     blas = [p for p in blas_info if p.get("user_api") == "blas"]
-    return {"date": date or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    return {"date": date or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds"),
             "cpu": _cpu_model(), "cpus": os.cpu_count(),
             "blas": " + ".join(sorted({f"{p.get('internal_api', '?')} {p.get('version', '?')}" for p in blas})) or "?",
             "blas_kernel": " + ".join(sorted({str(p.get("architecture") or "?") for p in blas})) or "?",
@@ -265,7 +269,7 @@ def forward_table(path=FORWARD_CSV):
         return text
 
     lines = [f"| what | 1 BLAS thread | {threads['default']} BLAS threads (the default) | target, "
-             "as a ratio to the Lloyd floor | peak memory, × n(d+k) floats |",
+             f"as a ratio to the Lloyd floor | peak memory, × n(d+k) floats (target ≤ {MEMORY_TARGET}) |",
              "|---|---|---|---|---|"]
     for name, label in FORWARD_CONTENDERS.items():
         lines.append(f"| {label} | {cell(name, '1')} | {cell(name, 'default')} | "
@@ -307,7 +311,7 @@ def train_table(path=TRAIN_CSV):
         return _span(values, 0 if max(values) >= 10 else 1, " ms")
 
     steps = 10_000
-    lines = ["| what | CPU time, range over the runs |", "|---|---|",
+    lines = ["| what | CPU time (or ratio), range over the runs |", "|---|---|",
              f"| a training step, hand-derived VJP (`kmt_ref/core/gradients.py`) | {ms('step_s')} |",
              f"| the same step with `kmt_ref.core.blocks.HAND_VJP = False` (autograd through the plain path) | "
              f"{ms('plain_s')} |",
