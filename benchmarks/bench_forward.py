@@ -1,6 +1,7 @@
 """Forward-pass benchmark: Lloyd and the k-means transformer against minimal NumPy steps, at 1 and default BLAS threads.
 
     python benchmarks/bench_forward.py [--n 100000 --d 16 --k 16 --layers 10 --repeat 7 --threads 1,default]
+                                       [--save FILE.csv]
 
 Prints, measured in this one run (the machines are shared and noisy, so only
 ratios against a baseline measured alongside mean anything):
@@ -17,7 +18,8 @@ ratios against a baseline measured alongside mean anything):
   Contenders: the package's ``lloyd`` (target <= 1.2x the Lloyd floor), the
   gamma = inf ``kmeans_transformer`` (target <= 2x) and the authors'
   finite-gamma circuit (gamma = 1e4, identity resets, linear block 3:
-  ``center_update="linear"``);
+  ``center_update="linear"``; target <= 2x too, not met: docs/PERFORMANCE.md,
+  "What is left"; the targets: ``kmt_ref.bench_reports.FORWARD_TARGETS``);
 - memory: peak traced allocation (tracemalloc) of each, in units of n (d + k)
   float64s, at three values of n: it must stay flat (target <= 4; no n x n and
   no n x k x d arrays).
@@ -29,11 +31,21 @@ after a call on several threads OpenBLAS's workers keep spinning for a while, an
 one process their CPU time fell on whatever ran next at one thread (measured: the
 one-thread Lloyd floor took 15.7 ms CPU per iteration for 7.8 ms wall, which made
 every ratio to it at one thread look twice as good as it is).
+
+``--save FILE.csv`` appends the results to a CSV, one row per (run, thread
+setting, contender), with the machine (CPU model, BLAS and its kernel, NumPy), the
+run's UTC start (the same in every row of the run) and the 1-minute load average
+when each thread setting's process started; the memory figures go in the rows of the
+last setting, the scaling ones in rows of their own (columns and format:
+:mod:`kmt_ref.bench_reports`, whose ``forward_table`` makes the table of
+docs/PERFORMANCE.md from the runs committed in kmt_ref/datasets/bench_forward.csv).
+Each setting's process appends its own rows to the same file.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import subprocess
 import sys
 import time
@@ -42,6 +54,7 @@ import tracemalloc
 import numpy as np
 
 from kmt_ref import kmeans_transformer, lloyd
+from kmt_ref.bench_reports import FORWARD_COLUMNS, FORWARD_TARGETS, MEMORY_SCALING, append_rows, environment
 
 try:
     from threadpoolctl import threadpool_info, threadpool_limits
@@ -143,7 +156,13 @@ def main(argv=None):
                     help="BLAS thread counts, comma-separated, each measured in a process of its own; 'default' is "
                          "the BLAS's own (a count needs threadpoolctl; without it only 'default' is measured)")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory measurements")
+    ap.add_argument("--save", metavar="FILE.csv",
+                    help="append the results to this CSV (created with its header if new), one row per "
+                         "(run, thread setting, contender)")
+    ap.add_argument("--run-date", help=argparse.SUPPRESS)  # the run's UTC start, passed to each setting's process
     a = ap.parse_args(argv)
+    run_date = a.run_date or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+    env = environment(threadpool_info() if threadpool_info is not None else (), run_date)  # load: at the start
     settings = a.threads.split(",") if threadpool_limits is not None else ["default"]
     if threadpool_limits is None and a.threads != "default":
         print(f"--threads={a.threads!r} needs threadpoolctl, which is not installed: measuring the BLAS's "
@@ -153,10 +172,14 @@ def main(argv=None):
             sys.stdout.flush()
             subprocess.run([sys.executable, __file__, "--n", str(a.n), "--d", str(a.d), "--k", str(a.k),
                             "--layers", str(a.layers), "--repeat", str(a.repeat), "--seed", str(a.seed),
-                            "--threads", setting] + (["--no-memory"] if i < len(settings) - 1 else []), check=True)
+                            "--threads", setting, "--run-date", run_date]
+                           + (["--save", a.save] if a.save else [])
+                           + (["--no-memory"] if i < len(settings) - 1 else []), check=True)
         return
     limit = thread_setting(settings[0])  # threadpoolctl limits at once: the checks below already run at this count
     print(f"seed={a.seed} n={a.n} d={a.d} k={a.k} layers={a.layers} repeat={a.repeat} threads={settings[0]}")
+    print(f"machine: {env['cpu']} ({env['cpus']} CPUs), BLAS {env['blas']}, kernel {env['blas_kernel']}, "
+          f"NumPy {env['numpy']}; load average (1 min) {env['load1']}; run {run_date}")
     rng = np.random.default_rng(a.seed)
     X = rng.uniform(0, 1, (a.d, a.n))
     C0 = X[:, rng.choice(a.n, a.k, replace=False)]
@@ -179,7 +202,7 @@ def main(argv=None):
         "transformer, gamma = inf": lambda: kmeans_transformer(X, C0, a.layers),
         "authors' circuit, 1e4": lambda: kmeans_transformer(X, C0, a.layers, gamma=1e4, center_update="linear"),
     }
-    targets = {"lloyd": 1.2, "transformer, gamma = inf": 2.0}
+    targets = FORWARD_TARGETS  # ratios to the Lloyd floor
     counts = {}
     for setting in settings:
         with thread_setting(setting):
@@ -195,7 +218,7 @@ def main(argv=None):
               f"{soft_cpu / a.layers * 1e3:.1f} ms CPU ({soft_wall / a.layers * 1e3:.1f} ms wall)")
         for name in funcs:
             c, w, r = t[setting, name]
-            target = f"(target <= {targets[name]}x)" if name in targets else ""
+            target = f"(target <= {targets[name]}x the Lloyd floor)" if name in targets else ""
             line = (f"  {name:26s} {c * 1e3:8.1f} ms CPU  x Lloyd floor: CPU {r['minimal Lloyd'][0]:5.2f}x "
                     f"wall {r['minimal Lloyd'][1]:5.2f}x")
             if "1e4" in name:
@@ -203,17 +226,35 @@ def main(argv=None):
                          f"wall {r['minimal soft step, 1e4'][1]:5.2f}x")
             print(f"{line}  {target}")
 
-    if a.no_memory:
-        return
-    unit = 8 * (a.d + a.k)
-    for name, func in funcs.items():
-        print(f"memory {name:26s} peak {peak_bytes(func) / (unit * a.n):5.2f} x n (d+k) floats")
-    for n in (a.n // 4, a.n // 2, a.n):
-        Xs = X[:, :n]
-        peak = peak_bytes(lambda: kmeans_transformer(Xs, C0, 2))
-        print(f"memory scaling n={n:>7}: transformer peak / (8 n (d+k)) = {peak / (unit * n):5.2f}"
-              f"   (one n x n matrix would be {8 * n * n / 1e9:.1f} GB)")
-
+    peaks, scaling = {}, []
+    if not a.no_memory:
+        unit = 8 * (a.d + a.k)
+        for name, func in funcs.items():
+            peaks[name] = peak_bytes(func) / (unit * a.n)
+            print(f"memory {name:26s} peak {peaks[name]:5.2f} x n (d+k) floats")
+        for n in (a.n // 4, a.n // 2, a.n):
+            Xs = X[:, :n]
+            scaling.append((n, peak_bytes(lambda: kmeans_transformer(Xs, C0, 2)) / (unit * n)))
+            print(f"memory scaling n={n:>7}: transformer peak / (8 n (d+k)) = {scaling[-1][1]:5.2f}"
+                  f"   (one n x n matrix would be {8 * n * n / 1e9:.1f} GB)")
+    if a.save:
+        sizes = {"n": a.n, "d": a.d, "k": a.k, "layers": a.layers, "repeat": a.repeat}
+        rows = []
+        for setting in settings:
+            for name in funcs:
+                c, w, r = t[setting, name]
+                rows.append({**env, **sizes, "setting": setting, "blas_threads": counts[setting], "contender": name,
+                             "cpu_ms": f"{c * 1e3:.3f}", "wall_ms": f"{w * 1e3:.3f}",
+                             "cpu_x_lloyd_floor": f"{r['minimal Lloyd'][0]:.4f}",
+                             "wall_x_lloyd_floor": f"{r['minimal Lloyd'][1]:.4f}",
+                             "cpu_x_soft_floor": f"{r['minimal soft step, 1e4'][0]:.4f}",
+                             "wall_x_soft_floor": f"{r['minimal soft step, 1e4'][1]:.4f}",
+                             "peak": f"{peaks[name]:.4f}" if name in peaks else None})
+            for n, peak in scaling:
+                rows.append({**env, **sizes, "n": n, "layers": 2, "repeat": None, "setting": setting,
+                             "blas_threads": counts[setting], "contender": MEMORY_SCALING, "peak": f"{peak:.4f}"})
+        append_rows(a.save, FORWARD_COLUMNS, rows)
+        print(f"saved {len(rows)} rows to {a.save}")
 
 if __name__ == "__main__":
     main()
