@@ -13,7 +13,8 @@ Tables (:data:`REPORTS`):
 - ``models``: the committed models, their training setting and the training time each records;
 - ``sweep``: the authors' gamma sweep, ours against theirs, paired by cell, on two grids;
 - ``binary``: the follow-up's binary codes against one-hot (size, forward time, trained quality);
-- ``headline``: one line per main result, with the command that reproduces it.
+- ``headline``: one line per main result, with the command that reproduces it;
+- ``forward``, ``train``: the benchmarks' results (:mod:`kmt_ref.bench_reports`, docs/PERFORMANCE.md).
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+
+from .bench_reports import BENCH_REPORTS
 
 __all__ = ["REPORTS", "report", "evaluation_table", "models_table", "sweep_table", "binary_table",
            "headline_table", "begin_marker", "END_MARKER", "fill"]
@@ -205,9 +208,9 @@ def headline_table():
     return "\n".join(lines)
 
 
-#: name -> the function that makes the table
+#: name -> the function that makes the table (the benchmarks' tables: :mod:`kmt_ref.bench_reports`)
 REPORTS = {"evaluation": evaluation_table, "models": models_table, "sweep": sweep_table, "binary": binary_table,
-           "headline": headline_table}
+           "headline": headline_table, **BENCH_REPORTS}
 
 
 def fill(text):
