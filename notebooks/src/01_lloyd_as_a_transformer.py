@@ -250,7 +250,7 @@ print({name: W.shape for name, W in sorted(rec.weights.items())})
 # ### Exercise 01.10
 #
 # A self-check on §4: a point enters layer 2 with $y_i = y_i^{(1)}$, the code of its label after step 1, and its
-# nearest center is now $j^*$. After the encoder (blocks 1 and 2 and the residual sum), its y rows hold
+# nearest center is $j^*$. After the encoder (blocks 1 and 2 and the residual sum), its y rows hold
 #
 # - (a) $y_i^{(1)} + e_{j^*}$
 # - (b) $e_{j^*}$
@@ -648,7 +648,7 @@ answer = (c, mu)
 #
 # Remove the flag from block 3's keys: `params_nf = dict(params_e); params_nf["K3"] = projector(emb_e, "y")`
 # (the weights of section 7's example). (a) What is block 3's score (γ left out) of center $j$
-# against its own token now, and against its members? (b) Write a function `flagless_centers(X, C)`
+# against its own token without the flag, and against its members? (b) Write a function `flagless_centers(X, C)`
 # that returns the centers after **one** flagless layer, shape `(d, k)`, computed with `lloyd_step`
 # and NumPy only (no transformer); compare it with
 # `run_layers(X, params_nf, lloyd_layer(), emb_e, C, 1)`. `answer` is the function. (c) Run both

@@ -602,7 +602,7 @@ check("02.1", answer)
 # $W_1 = [I_d; -I_d]$ (on the data rows) gives the hidden vector $h = [c; -c]$, so
 # $\mathbf 1^\top\mathrm{ReQU}(h) = \sum_p \mathrm{ReQU}(c_p) + \mathrm{ReQU}(-c_p) = \sum_p c_p^2 = \|c\|^2$.
 # $W_2$ has ones in the `norm` row only and zeros elsewhere, so the residual $z + W_2\,\mathrm{ReQU}(W_1 z)$
-# changes only that row, which block 4 has set to 0: it now holds $\|c\|^2$. (In floating point each
+# changes only that row, which block 4 has set to 0: it then holds $\|c\|^2$. (In floating point each
 # nonzero term is the rounded $c_p^2$ and adding the zero terms is exact, so the FFN writes a sum of the
 # $d$ rounded squares; for $d = 2$ that is bit for bit the rounded $c_1^2 + c_2^2$, in any order.)
 # ### END SOLUTION
