@@ -177,7 +177,7 @@ def _c(answer):
 # ----------------------------------------------------------------------------- 01.3
 exercise("01.3", "Why the reset blocks are exact", kind="proof", difficulty=2, minutes=20,
          objective="prove that blocks 2 and 4 are identity attention at gamma = inf and that the residual "
-                   "sum (c - c) + m is exactly m")(None)
+                   "sum (c - c) + mu is exactly mu")(None)
 
 
 # ----------------------------------------------------------------------------- 01.4
@@ -272,7 +272,8 @@ def _c(answer):
 
 # ----------------------------------------------------------------------------- 01.8
 @exercise("01.8", "Count the exactly one-hot columns by hand", kind="code", difficulty=2, minutes=15,
-          objective="predict when float64 softmax weights are exactly one-hot (gamma * gap > 745.13)",
+          objective="predict when a column of float64 softmax weights is exactly one-hot (gamma * gap > 745.13 "
+                    "for every other center)",
           checks="a function (X, C, gamma) -> the number of exactly one-hot columns of Y after layer 1 "
                  "equals kmeans_transformer's one_hot[0] on validation_data() and the toy example, five gammas "
                  "(exact: integer counts)")
@@ -305,7 +306,8 @@ def _c(answer):
     want = lloyd_weights(QUIZ_D, QUIZ_K)[1].d_emb
     got = as_int(answer, "d_emb (an integer)")
     if got == QUIZ_D + QUIZ_K:
-        raise Wrong("that is the paper's d + k: kmt_ref's tokens carry one more row (what marks a center token?)")
+        raise Wrong("that is d + k, the tokens of the authors' code: kmt_ref's carry one more row (what marks a "
+                    "center token?)")
     expect(got == want, "count the rows of a token: the data block, the one-hot block, and what else? (section 2)")
     return "right: d data rows, k one-hot rows and the type flag"
 

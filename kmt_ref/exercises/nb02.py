@@ -119,7 +119,7 @@ def _c023(answer):
     Z[norm] = 0.0
     neg = float((Z + W2 @ requ(W1 @ Z))[norm][0, 0])
     return (f"right. On c = (-0.5, 1) it writes {neg:g} instead of ||c||^2 = 1.25: ReQU(z) = 0 for z < 0, "
-            "hence the second unit -c_m per coordinate in Theorem 2.2")
+            "hence the second unit -c_p per coordinate in Theorem 2.2")
 
 
 # ----------------------------------------------------------------------------- 02.4
@@ -216,14 +216,14 @@ def _c026(answer):
     X, _ = _toy()
     n = X.shape[1]
     want = critical_beta()
-    lam = np.linalg.eigvalsh(np.cov(X, bias=True))
+    eig = np.linalg.eigvalsh(np.cov(X, bias=True))
     expect_value(answer, want, what="beta_c",
                  wrong=[(2 * want, "off by a factor 2: where does the 2 of 2 x.u_j come from?"),
                         (want * (n - 1) / n, "the update averages over the n points: which normalization of the "
                                              "covariance appears?"),
-                        (1 / (2 * lam[0]), "the state becomes unstable as soon as *one* direction grows: which "
+                        (1 / (2 * eig[0]), "the state becomes unstable as soon as *one* direction grows: which "
                                            "eigenvalue is that?")],
-                 hint="write c_j = m + u_j (m the data mean, u_j a small displacement) and expand r_ij and the "
+                 hint="write c_j = mu + u_j (mu the data mean, u_j a small displacement) and expand r_ij and the "
                       "update to first order in u: the differences between the u_j are multiplied by a matrix; "
                       "the merged state is unstable once that matrix has an eigenvalue above 1")
     return (f"right: beta_c = {want:.4f}. On the toy data soft_kmeans (1000 steps) keeps all centers on "
@@ -316,7 +316,7 @@ def _c(answer):
     if got == want[::-1]:
         raise Wrong("rows and columns swapped: W1 acts on a token z, as W1 z")
     if got[1] == want[1] and got[0] == 5:
-        raise Wrong("one ReQU unit per coordinate gives max(c_m, 0)^2 only: what about negative coordinates?")
+        raise Wrong("one ReQU unit per coordinate gives max(c_p, 0)^2 only: what about negative coordinates?")
     if got[0] == want[0] and got[1] != want[1]:
         raise Wrong("the hidden units are right; count the rows of a token: x, norm, one, y and flag (section 1)")
     expect(got == want, "not the shape: W1 maps a token (d_emb rows) to the hidden units (section 3)")

@@ -168,7 +168,7 @@ def quantile_windows():
 
 
 def _drop_farthest_windows():
-    """The plausible mistake: "the quantile rule drops the farthest member" (true only for m <= 20)."""
+    """The plausible mistake: "the quantile rule drops the farthest member" (true only for n_j <= 20)."""
     X, C0, _ = _data()
     lab = _first_labels()
     return np.array([_keep_window(np.sort(_sq(X[:, lab == j], C0[:, j])), int(np.sum(lab == j)) - 1)

@@ -58,7 +58,7 @@ def leak_ratio(gamma=10.0):
     ref = lloyd(X, C0, 1).centers[1]
     eb = np.max(np.abs(binary_transformer(X, C0, 1, gamma_update=gamma, empty="nearest_code").centers[1] - ref))
     Xf, Cf, _, frame = prepare(X, C0, 1)
-    params, emb = lloyd_weights(2, 3, "linear")  # the paper's layout [x; y], K3 = P_Y, no flag
+    params, emb = lloyd_weights(2, 3, "linear")  # the layout [x; y] of the authors' cnst_model.py, K3 = P_Y, no flag
     layer = with_block(lloyd_layer(np.inf, np.inf, "euclidean", gamma), "3", keys="X")
     eo = np.max(np.abs(run_layers(Xf, params, layer, emb, Cf, 1, frame=frame).centers[1] - ref))
     return eb / eo
@@ -210,8 +210,8 @@ def _c(answer):
 def _c(answer):
     multiple_choice(answer, "b", {
         "a": "that is a non-member two bits away, as every non-member is with one-hot codes",
-        "c": "only the hardmax of gamma = inf gives exact zeros (and in float64 softmax, only when gamma times the "
-             "score gap exceeds 745)",
+        "c": "only the hardmax of gamma = inf gives exact zeros here (float64 softmax rounds a weight to 0 only "
+             "when gamma times its score gap is about 745 or more)",
         "d": "that is the follow-up's scaling (Definition 2.2); kmt_ref's hand-set scores are not divided by "
              "sqrt(d_emb)",
     })

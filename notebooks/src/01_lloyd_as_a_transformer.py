@@ -40,8 +40,8 @@
 # Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions that our sources
 # leave open (ties, empty clusters) are the project's own and are fixed in [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters).
 # *Remarks by the annotator are in italics*. The paper's own text was not available to us: the
-# theorem is stated as a summary of the paper reports it (not verified against its text), and the
-# weights and the validation protocol are read from the authors' code (`cnst_model.py`,
+# theorem is stated as a technical summary of the paper reports it (not verified against the paper's
+# text), and the weights and the validation protocol are read from the authors' code (`cnst_model.py`,
 # `numerical_validation.ipynb`). The equations here are the project's transcription
 # ([SPEC, "Notation"](../docs/SPEC.md#1-notation) and [SPEC, "Theorem 2.1"](../docs/SPEC.md#3-theorem-21-the-k-means-transformer-one-layer-per-lloyd-iteration)), not quotations.
 
@@ -155,7 +155,7 @@ P_X, P_Y = projector(emb, "x"), projector(emb, "y")
 assert np.array_equal(params["Q1"], P_X) and np.array_equal(params["V1"], P_Y)
 assert np.array_equal(params["V2"], -P_Y) and np.array_equal(params["V4"], -P_X)
 assert np.array_equal(params["K3"], projector(emb, "y", "flag"))   # the project's extension
-fig = plotting.plot_weights(params, emb, names=[f"{m}{b}" for m in "QKV" for b in "1234"], ncols=4)
+fig = plotting.plot_weights(params, emb, names=[f"{w}{b}" for w in "QKV" for b in "1234"], ncols=4)
 fig.suptitle("Hand-set Q, K, V (rows: Q, K, V; columns: blocks 1-4)")
 
 # %% [markdown]
@@ -236,7 +236,8 @@ print("max |C' - Lloyd| =", np.abs(Cbar_next[emb.rows("x")] - C_next).max())
 # %% [markdown]
 # The same four blocks, run by the generic layer (`layer_forward` with the description
 # `lloyd_layer()`), give the same tokens. *The layer lists the reset block first in each sublayer
-# so that the residual sum is $(c - c) + m$, which is exactly $m$ in floating point.*
+# so that the residual sum is $(c - c) + \mu$ ($\mu$ the mean block 3 writes), which is exactly $\mu$ in
+# floating point (exercise 01.3).*
 
 # %%
 Xl, Cl, rec = layer_forward(params, Xbar_t, Cbar_t, lloyd_layer(), record=True)
@@ -249,7 +250,7 @@ print({name: W.shape for name, W in sorted(rec.weights.items())})
 # ### Exercise 01.10
 #
 # A self-check on §4: a point enters layer 2 with $y_i = y_i^{(1)}$, the code of its label after step 1, and its
-# nearest center is now $j^*$. After the encoder (blocks 1 and 2 and the residual sum), its y rows hold
+# nearest center is $j^*$. After the encoder (blocks 1 and 2 and the residual sum), its y rows hold
 #
 # - (a) $y_i^{(1)} + e_{j^*}$
 # - (b) $e_{j^*}$
@@ -415,8 +416,8 @@ check("01.11", answer)
 # $y_{ij} = \exp(-\gamma\|x_i - c_j\|^2) / \sum_l \exp(-\gamma\|x_i - c_l\|^2)$, a *soft* assignment.
 # The match with Lloyd then depends on the gap between the nearest and second-nearest center
 # relative to $1/\gamma$ ([SPEC, "The authors' numerical validation"](../docs/SPEC.md#the-authors-numerical-validation)). The authors' validation
-# (`numerical_validation.ipynb`; a summary of the paper also reports γ = 10⁴) used γ = 10⁴ on 10,000 points
-# (`python -m kmt_ref demo` reproduces it; figure 2 in `figures/` sweeps γ, scale, d, k, n).
+# (`numerical_validation.ipynb`) runs γ = 10⁴ on 10,000 points (γ = 10⁴ is also reported by the paper, from
+# a summary; `python -m kmt_ref demo` reproduces the validation; figure 2 in `figures/` sweeps γ, scale, d, k, n).
 
 # %%
 gammas = [1.0, 10.0, 100.0, 1e3, 1e4, np.inf]
@@ -436,13 +437,21 @@ styles = {"Lloyd": {"lw": 6, "color": "0.8", "marker": "", "zorder": 0,   # wide
 fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Lloyd", styles=styles)
 fig.axes[0].legend(fontsize=8, loc="center right")                    # between gamma = 1 (top) and the rest
 assert np.array_equal(runs[np.inf].log_objective, ref.log_objective)   # bit for bit: the curves coincide
+# exp(-t) is exactly 0 in float64 once e^-t is below half the smallest subnormal 2^-1074, i.e. for t > 1075 ln 2
+print(f"exp(-t) underflows to 0 in float64 for t > {1075 * np.log(2):.2f}: "
+      f"exp(-745.13) = {np.exp(-745.13):.1e}, exp(-745.14) = {np.exp(-745.14)}")
+assert np.exp(-745.13) > 0 and np.exp(-745.14) == 0
 
 # %% [markdown]
 # *At γ = 1 the weights over unit-scale distances are almost uniform, every center is pulled toward
 # the global mean and the objective stalls. On this toy example the final objective equals Lloyd's
 # from γ = 100 on and every label matches from γ = 10³ on, although at γ = 10³ only a few
-# assignments are exactly one-hot in float64: a weight $e^{-\gamma\,\mathrm{gap}}$ is exactly 0
-# only when $\gamma \cdot \mathrm{gap} > 745$.*
+# assignments are exactly one-hot in float64. Block 1's softmax gives the nearest center the weight
+# $1/Z$ and center $j$ the weight $e^{-\gamma\,\mathrm{gap}_j}/Z$, so a point's column is exactly
+# $e_{j^*}$ only when $\gamma\,\mathrm{gap}_j > 745.13$ for every $j \ne j^*$: then every
+# $e^{-\gamma\,\mathrm{gap}_j}$ underflows to 0 (the threshold printed above) and $Z = 1$. The
+# threshold is about the whole column: a single weight can be 0 a little below it, when $Z > 1$
+# (exercise 01.8).*
 
 # %% [markdown]
 # **Where and when they part, at γ = 10.** The same animation for the γ = 10 run
@@ -493,7 +502,7 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 #   assignment step.
 # - Block 3 (centers attend to the updated points and to the centers) takes the mean of its members;
 #   block 4 (the identity) subtracts the old $c$. Together: the update step. Each sublayer adds the
-#   reset first, $(c - c) + m$, which is exactly $m$ in floating point.
+#   reset first, $(c - c) + \mu$ with $\mu$ the members' mean, which is exactly $\mu$ in floating point.
 # - Block 1 uses the lowest-index hardmax, Lloyd's tie rule; block 3 the averaging hardmax, the
 #   γ → ∞ limit of softmax, because the members of a cluster tie by design.
 # - $T$ layers with shared weights are $T$ Lloyd iterations: identical labels and centers (to 1e-12),
@@ -501,9 +510,9 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 # - The flag lowers a center's score against its own token to −1: below its members (0), above every
 #   other point (−2). An empty cluster therefore keeps its center (Lloyd's "keep"); without the center
 #   tokens among the keys it jumps to the mean of all points, and the authors' linear update raises.
-# - At finite γ block 1 writes soft assignments. A weight is exactly 0 in float64 only when
-#   $\gamma \cdot \mathrm{gap} > 745$, yet on the toy example the labels match Lloyd's long before
-#   every column is one-hot.
+# - At finite γ block 1 writes soft assignments. A point's column is exactly one-hot in float64 only
+#   when $\gamma\,\mathrm{gap}_j > 745.13$ for every other center $j$, yet on the toy example the labels
+#   match Lloyd's long before every column is one-hot.
 
 # %% [markdown]
 # ## Exercises
@@ -596,9 +605,9 @@ check("01.2", answer)
 # that block 2 still writes $-y_i$ into point $i$ when some points are exact duplicates. Prove the
 # same for block 4 (is a duplicate possible there?).
 #
-# (b) Each sublayer adds its reset block first, so a center becomes $(c + (-c)) + m$ where $m$ is
-# block 3's mean. Prove that this equals $m$ exactly in IEEE float64, and give two floats $c, m$ for
-# which $(c + m) - c \ne m$ (check them in the cell below). Why does this exactness matter for the
+# (b) Each sublayer adds its reset block first, so a center becomes $(c + (-c)) + \mu$ where $\mu$ is
+# block 3's mean. Prove that this equals $\mu$ exactly in IEEE float64, and give two floats $c, \mu$ for
+# which $(c + \mu) - c \ne \mu$ (check them in the cell below). Why does this exactness matter for the
 # *next* layer? (Hint: what does block 3 at γ = ∞ do with a $y$ that is one-hot only up to rounding?)
 
 # %% [markdown]
@@ -617,9 +626,10 @@ check("01.2", answer)
 # forming the scores, whose expanded form is not exactly 0 on the diagonal.)
 #
 # (b) The reset writes exactly $-c$ (an exact copy with its sign flipped). In IEEE arithmetic
-# $c + (-c) = +0$ exactly for every finite $c$, and $0 + m = m$ exactly. So $(c - c) + m = m$, bit for
-# bit, and likewise $(y - y) + e = e$. In the other order $c + m$ is rounded first, and the rounding
-# error does not cancel: $c = 0.1$, $m = 0.2$ gives $(c + m) - c = 0.20000000000000004$. Exactness
+# $c + (-c) = +0$ exactly for every finite $c$, and $0 + \mu = \mu$ exactly. So $(c - c) + \mu = \mu$,
+# bit for bit, and likewise $(y - y) + e = e$. In the other order $c + \mu$ is rounded first, and the
+# rounding error does not cancel: $c = 0.1$, $\mu = 0.2$ gives $(c + \mu) - c = 0.20000000000000004$
+# (printed by the cell below). Exactness
 # matters because block 3 at γ = ∞ selects the keys whose score $-\|e_j - y_i\|^2$ is **exactly**
 # the maximum 0. A $y_i$ that is one-hot only up to rounding scores $-10^{-32}$ or so, no longer ties
 # with the other members, and drops out of the mean (exercise 01.6 shows what that does).
@@ -627,10 +637,10 @@ check("01.2", answer)
 
 # %%
 ### BEGIN SOLUTION
-c, m = 0.1, 0.2
-assert (c + m) - c != m and (c - c) + m == m
-print(f"(c + m) - c = {(c + m) - c!r}, (c - c) + m = {(c - c) + m!r}")
-answer = (c, m)
+c, mu = 0.1, 0.2
+assert (c + mu) - c != mu and (c - c) + mu == mu
+print(f"(c + mu) - c = {(c + mu) - c!r}, (c - c) + mu = {(c - c) + mu!r}")
+answer = (c, mu)
 ### END SOLUTION
 
 # %% [markdown]
@@ -638,7 +648,7 @@ answer = (c, m)
 #
 # Remove the flag from block 3's keys: `params_nf = dict(params_e); params_nf["K3"] = projector(emb_e, "y")`
 # (the weights of section 7's example). (a) What is block 3's score (γ left out) of center $j$
-# against its own token now, and against its members? (b) Write a function `flagless_centers(X, C)`
+# against its own token without the flag, and against its members? (b) Write a function `flagless_centers(X, C)`
 # that returns the centers after **one** flagless layer, shape `(d, k)`, computed with `lloyd_step`
 # and NumPy only (no transformer); compare it with
 # `run_layers(X, params_nf, lloyd_layer(), emb_e, C, 1)`. `answer` is the function. (c) Run both
@@ -676,8 +686,8 @@ check("01.4", answer)
 # tokens. (b) The averaging hardmax therefore averages the members **and** the old center:
 # $c_j' = (\sum_{i \in M_j} x_i + c_j)/(|M_j| + 1)$. (c) Neither example matches. On the toy example
 # the centers are off by up to 0.075 and a label differs at layer 2; on section 7's example the labels
-# agree but the two populated centers are off by 0.025 after the first layer (the own token pulls each
-# center a quarter of the way back). The empty cluster itself is still kept (its own token, at 0,
+# agree but the two populated centers are off by up to 0.025 (the own token pulls each center a quarter
+# of the way back). The empty cluster itself is still kept (its own token, at 0,
 # beats the points at −2). The flag moves the own token to −1: below every member, so it never joins
 # a non-empty mean, and above every non-member, so it wins when there are no members.
 # ### END SOLUTION
@@ -732,7 +742,7 @@ check("01.5", answer)
 # for any `Y` of shape `(k, n)`. `answer` is the function. Then run
 # `kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50., record=True)`: how many columns of $Y$
 # are exactly one-hot after each layer, and in which layer do the labels first differ from Lloyd's?
-# Why is layer 1 still exact, and why did the authors' validation run blocks 2 and 4 as exact
+# Why is layer 1 still exact, and why does the authors' validation run blocks 2 and 4 as exact
 # identity attention?
 
 # %%
@@ -750,6 +760,8 @@ print("layers whose labels differ:", [t + 1 for t in range(4) if not np.array_eq
 print("max |dC| per layer:", np.round(np.abs(tr_r.centers - ref.centers).max(axis=(1, 2)), 3))
 print("block 3 keys with weight > 0 per center, layer 2:", (tr_r.layers[1].weights["3"] > 0).sum(axis=0),
       "| cluster sizes:", np.bincount(tr_r.labels[1], minlength=k))
+_, D_pts = assign(X, X)                                   # (n, n) squared distances between the points
+print(f"smallest squared distance between two points: {D_pts[~np.eye(n, dtype=bool)].min():.1e}")
 trs = kmeans_transformer(Xs, C0, 2, gamma_reset=50.0, record=True)       # points sorted by cluster
 fig = plotting.plot_attention(trs.layers[1].weights["2"], title="block 2 at gamma_reset = 50 (layer 2)",
                               query_label="point (query)", key_label="point (key)")
@@ -771,10 +783,10 @@ check("01.6", answer)
 # keeps small but nonzero weights $e^{-50\,\|x_l - x_i\|^2}$ on the other clusters, so no column is
 # exactly one-hot. Block 3 at γ = ∞ then takes only the keys whose score is exactly the maximum: in
 # layer 2 center 0 and center 2 each average **one** point (of 9 and 7 members), and the centers
-# move by 0.14. The authors ran the resets as exact identity attention
+# move by 0.14. The authors' validation runs the resets as exact identity attention
 # because the construction needs $y_i - y_i = 0$ exactly; a finite-γ reset mixes neighbours unless
 # $\gamma\,\min_{l \ne i}\|x_l - x_i\|^2 \gg 1$, and on clustered data the nearest neighbours are
-# very close (here $10^{-4}$ in squared distance).
+# very close (the smallest squared distance printed above).
 # ### END SOLUTION
 
 # %% [markdown]
@@ -814,9 +826,9 @@ check("01.7", answer)
 # %% [markdown]
 # ### BEGIN SOLUTION
 # *Model answer.* γ* ≈ 600, while $745/\mathrm{gap} \approx 6 \times 10^6$ (the smallest gap,
-# $1.3\times 10^{-4}$, is point 20's at Lloyd's second step). The bound $\gamma\cdot\mathrm{gap} > 745$
-# makes every weight exactly one-hot, hence the whole computation exactly Lloyd's: it is sufficient,
-# far from necessary. The labels only need every argmin preserved. Just below γ*, layer 1's soft
+# $1.3\times 10^{-4}$, is point 20's at Lloyd's second step). The bound $\gamma\cdot\mathrm{gap} > 745.13$
+# for every point and step makes every column of block 1 exactly one-hot, hence the whole computation
+# exactly Lloyd's: it is sufficient, far from necessary. The labels only need every argmin preserved. Just below γ*, layer 1's soft
 # weights move the centers by about $4\times 10^{-4}$, enough to reverse point 20's
 # $1.3\times 10^{-4}$ margin in layer 2; above γ* the drift is too small to flip it, and no other
 # point is close to a tie.
@@ -848,6 +860,11 @@ X_v, C0_v = validation_data()
 count = n_one_hot(X_v, C0_v, 1e4)
 assert count == kmeans_transformer(X_v, C0_v, 1, gamma=1e4).one_hot[0]
 print(f"gamma = 1e4: {count} of {X_v.shape[1]} columns exactly one-hot after layer 1")
+# the threshold is about a whole column: with two tied nearest centers (Z = 2) a third weight at
+# gamma * gap = 744.6 < 745.13 is exactly 0, since exp(-744.6) is a subnormal that rounds to 0 when halved
+tied = kmt_ref.softmax(np.array([[0.0], [0.0], [-744.6]]), 1.0)[:, 0]
+print("softmax of the scores (0, 0, -744.6):", tied, "| exp(-744.6) =", np.exp(-744.6))
+assert tied[2] == 0.0 and np.exp(-744.6) > 0
 answer = n_one_hot
 ### END SOLUTION
 
@@ -861,7 +878,10 @@ check("01.8", answer)
 # positive float64 is $2^{-1074} \approx 4.9\times 10^{-324} = e^{-744.44}$; `exp` rounds to 0
 # below half of it, $e^{-745.13}$. So column $i$ is exactly $e_{j^*}$ iff
 # $\gamma\,\mathrm{gap}_j > 745.13$ for every $j \ne j^*$ (the nearest weight is then $1/(1 + 0) = 1$).
-# A weight of $10^{-300}$ is not one-hot, though it changes nothing visible.
+# A column with a weight of $10^{-300}$ is not one-hot, though that weight changes nothing visible. The
+# threshold counts columns, not single weights: when two centers tie for the nearest, $Z = 2$, and a third
+# weight $e^{-744.6}/2$ is exactly 0 although $e^{-744.6}$ is not (the second line printed above); such a
+# column has two nonzero weights and is not one-hot either.
 # ### END SOLUTION
 
 # %%

@@ -35,9 +35,9 @@
 # Tokens are **columns**: X is (d, n), C is (d, k). Every transformer below is run by the one
 # generic layer `kmt_ref.core.attention.layer_forward`.
 #
-# *Annotator's remark:* Theorem 2.2 is stated here as a summary of the paper reports it, not verified
-# against the paper's text (dot-product attention runs k-means exactly when the tokens carry their
-# squared norms and a ReQU feed-forward block updates them). The explicit construction (token layout,
+# *Annotator's remark:* Theorem 2.2 is stated here as a technical summary of the paper reports it (not
+# verified against the paper's text, which was not available to us): dot-product attention runs k-means
+# exactly when the tokens carry their squared norms and a ReQU feed-forward block updates them. The explicit construction (token layout,
 # weights, the empty-cluster token, block 2) is the project's own ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open), "(open)"); the
 # authors' code has no Theorem 2.2 model.
 
@@ -71,7 +71,7 @@ print("kmt_ref", kmt_ref.__version__, "| X:", X.shape, "C0:", C0.shape, "| seed"
 # ## 1. The squared-norm trick
 #
 # Theorem 2.1 scores center $j$ for point $i$ by the negative squared distance. Expanding it
-# (the idea of Theorem 2.2, as a summary of the paper states it; [SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)):
+# (the idea of Theorem 2.2, reported by the paper, from a summary; [SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)):
 #
 # $$-\|x_i - c_j\|^2 = \underbrace{-\|x_i\|^2}_{\text{same for every } j} + 2\,x_i\cdot c_j - \|c_j\|^2 .$$
 #
@@ -146,7 +146,7 @@ check("02.9", answer)
 # runs to 2.
 
 # %%
-fig = plot_weights(params, emb, names=[f"{m}{b}" for m in "QKV" for b in "1234"], ncols=4)
+fig = plot_weights(params, emb, names=[f"{w}{b}" for w in "QKV" for b in "1234"], ncols=4)
 fig.suptitle("Theorem 2.2: hand-set Q, K, V (rows: Q, K, V; columns: blocks 1-4)")
 norm, one, flag, y = (emb.rows(b) for b in ("norm", "one", "flag", "y"))
 assert params["Q1"][norm, one] == -1.0 and np.array_equal(params["K1"], P_X + projector(emb, "norm"))
@@ -175,9 +175,9 @@ np.testing.assert_array_equal(requ(z) + requ(-z), z * z)
 # With $W_1 = [I_d; -I_d]$ on the data rows ($2d$ hidden units) and $W_2$ summing them into the
 # `norm` row,
 #
-# $$\sum_{m=1}^d \mathrm{ReQU}(c_m) + \mathrm{ReQU}(-c_m) = \sum_m c_m^2 = \|c\|^2 ,$$
+# $$\sum_{p=1}^d \mathrm{ReQU}(c_p) + \mathrm{ReQU}(-c_p) = \sum_p c_p^2 = \|c\|^2 ,$$
 #
-# exactly, because one of $\max(c_m,0)$, $\max(-c_m,0)$ is 0 and the other is $|c_m|$. Below, center
+# exactly, because one of $\max(c_p,0)$, $\max(-c_p,0)$ is 0 and the other is $|c_p|$. Below, center
 # tokens with a cleared `norm` row (what block 4 leaves) go through the FFN alone.
 
 # %%
@@ -255,10 +255,11 @@ print("cluster sizes:", np.bincount(ref.labels[-1]), "| block 3 weights per memb
 #
 # *Annotator's remark on rounding.* The dot score $2x\cdot c - \|c\|^2$ and Lloyd's
 # $\|x\|^2 + \|c\|^2 - 2x\cdot c$ are equal numbers in exact arithmetic but are rounded differently.
-# On the project's table of 214 instances (ties, duplicates, empty clusters, k = 1, k = n) the labels
-# agree at every layer except at one rounding-level tie — three coincident centers, one of them a mean
-# off by one ulp — where the transformer picks the center that is nearest in exact arithmetic and
-# Lloyd's cancellation does not (`tests/algorithms/test_dot_product.py`).
+# On the project's table of test instances (`tests/cases.py`: ties, duplicates, empty clusters, k = 1,
+# k = n), `tests/algorithms/test_dot_product.py` checks that the labels can differ only where rounding
+# decides a near tie, and that this is rare. One such tie has three coincident centers, one of them a
+# mean off by one ulp: there the transformer picks the center that is nearest in exact arithmetic and
+# Lloyd's cancellation does not. Which side of such a tie a machine takes depends on its BLAS kernel.
 #
 # ## 5. An empty cluster: the default token at score ½
 #
@@ -350,6 +351,8 @@ two = np.sort(D2, axis=1)[:, :2]
 tie = int(np.argmin(two[:, 1] - two[:, 0]))
 gap = two[tie, 1] - two[tie, 0]
 print(f"point {tie}: squared distances {two[tie].round(5)} to its two nearest centers entering layer 2, gap {gap:.2e}")
+for t in (1, 2):
+    print(f"max |c_soft - c_Lloyd| after layer {t}, beta = 1e-2 ... 1e6:", " ".join(f"{e:.2g}" for e in err[:, t]))
 fig, ax = plt.subplots(figsize=(6, 3.6))
 ax.loglog(betas, np.maximum(errors, 1e-17), "o-", label="largest over the 10 layers")
 ax.loglog(betas, np.maximum(err[:, 2], 1e-17), "s--", mfc="none", label="after layer 2")
@@ -365,11 +368,11 @@ assert np.all(err[4:7, -1] < 1e-10)                         # ... and from beta 
 
 # %% [markdown]
 # *The plateau near 1e-2 from β = 100 to 10⁴ is one point.* Entering layer 2, point 20 is almost exactly as near
-# to two of Lloyd's centers (the gap printed above, about 1.3e-4 in squared distance), so its responsibilities stay
-# close to ½ and ½ until β is well above 1/gap (the dotted line), and layer 2's new centers are off by about 1e-2:
-# from β = 10³ to 10⁴ that is the largest error (at β = 100 the first layer, still soft for other points too, is
-# off by 4e-2). The error does not last: once every point's nearest center is the same as Lloyd's again, the next
-# layer's means are Lloyd's, and after layer 10 the error is below 1e-10 from β = 100 on.
+# to two of Lloyd's centers (the gap printed above), so its responsibilities stay close to ½ and ½ until β is well
+# above 1/gap (the dotted line), and layer 2's new centers are off by about 1e-2 (printed above): from β = 10³ to
+# 10⁴ that is the largest error (at β = 100 the first layer, still soft for other points too, is off by more).
+# The error does not last: once every point's nearest center is the same as Lloyd's again, the next layer's means
+# are Lloyd's, and after layer 10 the error is below 1e-10 from β = 100 on (asserted in the cell).
 #
 # In between, nearby clusters share points. Top row: each point coloured by the mixture of its
 # clusters' colours, with the center paths; bottom row: block 1's attention matrix in the last layer
@@ -457,9 +460,9 @@ check("02.11", answer)
 # The transformer changes three things in Theorem 2.1: the embedding scales every point to unit
 # length, block 1 uses dot-product scores (cosines), and block 3's output $[\mu_j; 0]$ goes
 # through RMSNorm without centering and gain $1/\sqrt{d_{emb}}$, which is exactly $[\mu_j/\|\mu_j\|; 0]$.
-# *Where* the RMSNorm sits is the project's choice **(open)**: a summary of the paper says only that
-# spherical k-means uses dot-product attention and a token-wise normalization such as RMSNorm (not
-# verified against the paper's text).
+# *Where* the RMSNorm sits is the project's choice **(open)**: the paper describes spherical k-means by
+# dot-product attention and a token-wise normalization such as RMSNorm (reported by the paper, from a
+# summary), without a place for it.
 # The data: three groups of directions on the circle, with random lengths (which must not matter).
 
 # %%
@@ -559,7 +562,7 @@ Xbar_out, _ = layer_forward(params_broken, emb.embed_points(X), emb.embed_center
 labels_broken = np.argmax(Xbar_out[emb.rows("y")], axis=0)              # (n,)
 labels_right = np.argmin(((X[:, None, :] - C[:, :, None]) ** 2).sum(axis=0), axis=0)
 answer = np.flatnonzero(labels_broken != labels_right)
-print("changed:", answer, "| ||c_j||^2 =", np.sum(C * C, axis=0), "| new labels of them:", labels_broken[answer])
+print(f"changed ({answer.size} of {n}):", answer, "| ||c_j||^2 =", np.sum(C * C, axis=0), "| new labels of them:", labels_broken[answer])
 ### END SOLUTION
 
 # %%
@@ -575,7 +578,7 @@ check("02.1", answer)
 # Euclidean scores $-\|x_i - c_j\|^2$, at every γ; in particular the argmax over $j$ does not
 # depend on $\|x_i\|^2$. Why may $\|c_j\|^2$ *not* be dropped in the same way?
 #
-# (b) $\sum_{m=1}^{d}\mathrm{ReQU}(c_m) + \mathrm{ReQU}(-c_m) = \|c\|^2$ for every $c\in\mathbb R^d$,
+# (b) $\sum_{p=1}^{d}\mathrm{ReQU}(c_p) + \mathrm{ReQU}(-c_p) = \|c\|^2$ for every $c\in\mathbb R^d$,
 # and the FFN of section 3 leaves every row except `norm` unchanged.
 
 # %% [markdown]
@@ -597,10 +600,10 @@ check("02.1", answer)
 # **(b)** For a real $z$: if $z \ge 0$, $\mathrm{ReQU}(z) = z^2$ and $\mathrm{ReQU}(-z) = \max(-z,0)^2 = 0$;
 # if $z < 0$, $\mathrm{ReQU}(z) = 0$ and $\mathrm{ReQU}(-z) = (-z)^2 = z^2$. In both cases the sum is $z^2$.
 # $W_1 = [I_d; -I_d]$ (on the data rows) gives the hidden vector $h = [c; -c]$, so
-# $\mathbf 1^\top\mathrm{ReQU}(h) = \sum_m \mathrm{ReQU}(c_m) + \mathrm{ReQU}(-c_m) = \sum_m c_m^2 = \|c\|^2$.
+# $\mathbf 1^\top\mathrm{ReQU}(h) = \sum_p \mathrm{ReQU}(c_p) + \mathrm{ReQU}(-c_p) = \sum_p c_p^2 = \|c\|^2$.
 # $W_2$ has ones in the `norm` row only and zeros elsewhere, so the residual $z + W_2\,\mathrm{ReQU}(W_1 z)$
-# changes only that row, which block 4 has set to 0: it now holds $\|c\|^2$. (In floating point each
-# nonzero term is the rounded $c_m^2$ and adding the zero terms is exact, so the FFN writes a sum of the
+# changes only that row, which block 4 has set to 0: it then holds $\|c\|^2$. (In floating point each
+# nonzero term is the rounded $c_p^2$ and adding the zero terms is exact, so the FFN writes a sum of the
 # $d$ rounded squares; for $d = 2$ that is bit for bit the rounded $c_1^2 + c_2^2$, in any order.)
 # ### END SOLUTION
 
@@ -618,7 +621,7 @@ check("02.1", answer)
 # %%
 ### BEGIN SOLUTION
 W1_half = np.zeros((d, emb.d_emb))
-W1_half[:, emb.rows("x")] = np.eye(d)          # one unit per coordinate: ReQU(c_m) = c_m^2 when c_m >= 0
+W1_half[:, emb.rows("x")] = np.eye(d)          # one unit per coordinate: ReQU(c_p) = c_p^2 when c_p >= 0
 W2_half = np.zeros((emb.d_emb, d))
 W2_half[emb.rows("norm"), :] = 1.0             # sum them into the norm row
 answer = (W1_half, W2_half)
@@ -658,6 +661,13 @@ params4["K3"][emb4.rows("y"), emb4.rows("flag")] = -1.5
 tr4 = run_layers(X, params4, dot_product_layer(), emb4, C0_empty, 1)
 answer = tr4.centers[1][:, 3]
 print("empty center after one layer:", answer, "| mean of all points:", X.mean(axis=1))
+ref5 = lloyd(X, C0_empty, 5)
+for a in (0.0, 0.25, 0.5, 0.75, 0.999, 1.0, 1.5):           # which offsets give Lloyd's algorithm for 5 layers?
+    params_a = {name: W.copy() for name, W in dot_product_weights(d, 4)[0].items()}
+    params_a["K3"][emb4.rows("y"), emb4.rows("flag")] = -a
+    tr_a = run_layers(X, params_a, dot_product_layer(), emb4, C0_empty, 5)
+    same = np.array_equal(tr_a.labels, ref5.labels) and np.allclose(tr_a.centers, ref5.centers, rtol=0, atol=1e-12)
+    print(f"offset a = {a:5g}: equals Lloyd for 5 layers: {same}")
 ### END SOLUTION
 
 # %%
@@ -674,7 +684,7 @@ check("02.4", answer)
 # members (1) must beat the own token, and the own token must beat the non-members (0). At $a = 0$
 # the own token ties with the members and every populated center becomes
 # $(\sum_{i\in M_j} x_i + c_j)/(|M_j| + 1)$; at $a = 1$ it ties with all points and the empty center
-# becomes $(\sum_i x_i + c_j)/(n + 1)$. Measured on this example: $a \in \{0.25, 0.5, 0.75, 0.999\}$
+# becomes $(\sum_i x_i + c_j)/(n + 1)$. On this example (the cell above) $a \in \{0.25, 0.5, 0.75, 0.999\}$
 # match Lloyd for 5 layers, $a \in \{0, 1, 1.5\}$ do not. ½ sits in the middle of the range.
 # ### END SOLUTION
 
@@ -712,10 +722,10 @@ check("02.5", answer)
 # ### Exercise 02.6
 #
 # The right panel of the distance figure shows that, near a fixed point, all centers sit on the data
-# mean $m$ for small β and split at some $\beta_c$. Derive $\beta_c$: write $c_j = m + u_j$,
+# mean $\mu$ for small β and split at some $\beta_c$. Derive $\beta_c$: write $c_j = \mu + u_j$,
 # expand the soft k-means update to first order in the $u_j$, and find when the merged state
 # stops being stable. Express $\beta_c$ through the data covariance $\Sigma = \frac1n\sum_i (x_i -
-# m)(x_i - m)^\top$, compute it for the toy data, and check it with `soft_kmeans` (1000 steps) a few
+# \mu)(x_i - \mu)^\top$, compute it for the toy data, and check it with `soft_kmeans` (1000 steps) a few
 # per cent below and above. (Here $u_j$ is a small displacement and $s_{\max}$ below is the
 # largest eigenvalue of $\Sigma$.)
 #
@@ -725,12 +735,13 @@ check("02.5", answer)
 ### BEGIN SOLUTION
 Xc = X - X.mean(axis=1, keepdims=True)                   # (d, n)
 Sigma = Xc @ Xc.T / n                                    # (d, d), covariance with 1/n
-beta_c = 1.0 / (2.0 * np.linalg.eigvalsh(Sigma)[-1])
-for f in (0.95, 1.05):
-    C_end = soft_kmeans(X, C0, 1000, f * beta_c).centers[-1]
-    print(f"beta = {f:.2f} beta_c: largest spread of the centers {np.ptp(C_end, axis=1).max():.2e}")
+s_max = np.linalg.eigvalsh(Sigma)[-1]                   # the largest eigenvalue of Sigma
+beta_c = 1.0 / (2.0 * s_max)
+for f, steps in ((0.95, 1000), (1.05, 1000), (0.98, 300)):
+    C_end = soft_kmeans(X, C0, steps, f * beta_c).centers[-1]
+    print(f"beta = {f:.2f} beta_c, {steps} steps: largest spread of the centers {np.ptp(C_end, axis=1).max():.2e}")
 answer = beta_c
-print("beta_c =", beta_c)
+print(f"s_max = {s_max:.4f}, beta_c = {beta_c}")
 ### END SOLUTION
 
 # %%
@@ -738,27 +749,27 @@ check("02.6", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# Let $\tilde x_i = x_i - m$ (so $\sum_i \tilde x_i = 0$) and $c_j = m + u_j$. Then
-# $-\beta\|x_i - c_j\|^2 = -\beta\|\tilde x_i\|^2 + 2\beta\,\tilde x_i\cdotu_j - \beta\|u_j\|^2$.
+# Let $\tilde x_i = x_i - \mu$ (so $\sum_i \tilde x_i = 0$) and $c_j = \mu + u_j$. Then
+# $-\beta\|x_i - c_j\|^2 = -\beta\|\tilde x_i\|^2 + 2\beta\,\tilde x_i\cdot u_j - \beta\|u_j\|^2$.
 # The first term is the same for every $j$ and cancels in the softmax; the last is second order. So,
-# to first order, with $\bar u = \frac1k\sum_lu_l$,
-# $$r_{ij} = \frac{e^{2\beta\tilde x_i\cdotu_j}}{\sum_l e^{2\beta\tilde x_i\cdotu_l}}
+# to first order, with $\bar u = \frac1k\sum_l u_l$,
+# $$r_{ij} = \frac{e^{2\beta\tilde x_i\cdot u_j}}{\sum_l e^{2\beta\tilde x_i\cdot u_l}}
 #   \approx \frac1k\bigl(1 + 2\beta\,\tilde x_i\cdot(u_j - \bar u)\bigr).$$
 # Then $\sum_i r_{ij} \approx n/k$ (the linear term sums to 0) and
-# $\sum_i r_{ij}\,x_i \approx \frac1k\bigl(n\,m + 2\beta\sum_i \tilde x_i\tilde x_i^\top(u_j - \bar u)\bigr)$,
+# $\sum_i r_{ij}\,x_i \approx \frac1k\bigl(n\,\mu + 2\beta\sum_i \tilde x_i\tilde x_i^\top(u_j - \bar u)\bigr)$,
 # so
-# $$c_j' \approx m + 2\beta\,\Sigma\,(u_j - \bar u), \qquad u_j' - \bar u' = 2\beta\,\Sigma\,(u_j - \bar u).$$
+# $$c_j' \approx \mu + 2\beta\,\Sigma\,(u_j - \bar u), \qquad u_j' - \bar u' = 2\beta\,\Sigma\,(u_j - \bar u).$$
 # The common part $\bar u$ disappears in one step; the differences between centers are multiplied
 # by $2\beta\Sigma$ at every step. They shrink to 0 (the merged state is stable) when every eigenvalue
 # of $2\beta\Sigma$ is below 1, and a difference along the top eigenvector grows as soon as
-# $2\betas_{\max} > 1$:
+# $2\beta s_{\max} > 1$:
 # $$\beta_c = \frac{1}{2s_{\max}(\Sigma)} \approx 3.460 \text{ on the toy data}
-#   \quad(s_{\max} = 0.1445).$$
-# Measured: at $0.95\,\beta_c$ the spread after 1000 steps is ~1e-16, at $1.05\,\beta_c$ it is 0.32.
-# Near $\beta_c$ the factor $2\betas_{\max}$ is close to 1 and convergence is slow (at
-# $0.98\,\beta_c$, 300 steps still leave a spread of 0.08): "critical slowing down". This is the first
-# phase transition of deterministic annealing (Rose, Gurewitz and Fox, 1990). The second split, at
-# β ≈ 5.5 in the figure, is a transition of the two-center state, not of the merged one.
+#   \quad(s_{\max} = 0.1445,\ \text{printed above}).$$
+# Measured (the cell above): at $0.95\,\beta_c$ the spread after 1000 steps is at rounding level, at
+# $1.05\,\beta_c$ it is 0.32. Near $\beta_c$ the factor $2\beta s_{\max}$ is close to 1 and convergence
+# is slow (at $0.98\,\beta_c$, 300 steps still leave a spread of 0.08): "critical slowing down". This is
+# the first phase transition of deterministic annealing (Rose, Gurewitz and Fox, 1990). The second split
+# in the figure (right panel) is a transition of the two-center state, not of the merged one.
 # ### END SOLUTION
 
 # %% [markdown]
@@ -834,8 +845,8 @@ answer = None  # explored; see the model answer
 # direction of the rounding error** of the sum that was formed. Rotated by 0.1, 0.3 or 1.0 rad, the
 # data keep their symmetry, but the center does not turn with them: its angles above are not the first
 # ones plus the rotation. Which angles come out depends on how the sum is rounded, so another numpy can
-# print others: the run above gives 116.6° for the order (0, 1, 2) and 122.0° for (0, 2, 1); numpy 1.24
-# gives 123.7° in every order, and its center does not turn with the rotated data either. The
+# print other angles, and with some versions the same angle for every order (the run above prints a
+# different angle for different orders); the center does not turn with the rotated data either way. The
 # transformer gives exactly the same numbers as `spherical_kmeans`, because both sum in the same order
 # (the code documents that choice), but that agreement is about summation order, not about the data.
 #

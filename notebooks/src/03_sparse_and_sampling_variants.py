@@ -92,13 +92,13 @@ assert np.array_equal(sparsemax(z) > 0, z > tau[0])
 # How the maps differ, as the gap θ between two scores grows (two scores $[0, -\theta]$):
 
 # %%
-deltas = np.linspace(0, 3, 301)
-S = np.stack([np.zeros_like(deltas), -deltas])   # (2, 301): one score column per delta
+thetas = np.linspace(0, 3, 301)
+S = np.stack([np.zeros_like(thetas), -thetas])   # (2, 301): one score column per gap θ
 fig, ax = plt.subplots(figsize=(5.5, 3.2))
 for name, W in [("softmax", softmax(S)), ("sparsemax", sparsemax(S)),
                 ("normmax α=2", normmax(S, alpha=2.0)), ("normmax α=∞", normmax(S, alpha=np.inf))]:
     assert W.shape == S.shape and np.allclose(W.sum(axis=0), 1)
-    ax.plot(deltas, W[1], label=name)
+    ax.plot(thetas, W[1], label=name)
 ax.set_xlabel("gap θ between the two scores")
 ax.set_ylabel("weight of the lower score")
 ax.legend(fontsize=8)
@@ -114,7 +114,10 @@ plt.show()
 # %%
 ### BEGIN SOLUTION
 z_q = np.array([1.0, 0.5, -1.0])
-# (z_1:s - 1)/s = 0, 1/4, -1/2 for s = 1, 2, 3: tau = 1/4
+# (z_1:s - 1)/s = 0, 1/4, -1/6 for s = 1, 2, 3: tau = 1/4
+terms = (np.cumsum(np.sort(z_q)[::-1]) - 1) / np.arange(1, 4)
+print("(z_1:s - 1)/s for s = 1, 2, 3:", terms, "-> tau =", terms.max())
+assert np.allclose(terms, [0.0, 1 / 4, -1 / 6])
 answer = np.maximum(z_q - 0.25, 0.0)
 assert np.allclose(answer, sparsemax(z_q)) and np.isclose(simplex_threshold(z_q)[0], 0.25)
 ### END SOLUTION
@@ -211,7 +214,7 @@ g_rob = GAMMA_ROBUST / np.sqrt(d)                 # the robust score's coefficie
 params_rob, _ = sparse_update_weights(d, k, g_rob, *separating_penalties(X, C0, g_rob))
 fig, axes = plt.subplots(2, 3, figsize=(9.0, 5.6), layout="constrained")
 for row, (name, params) in zip(axes, [("trimmed", params_trim), ("robust", params_rob)]):
-    shown = {f"{name}: {m}": np.round(params[m], 2) for m in ("Q3", "K3", "V3")}
+    shown = {f"{name}: {w}": np.round(params[w], 2) for w in ("Q3", "K3", "V3")}
     plot_weights(shown, emb, names=list(shown), axes=row)
 fig.suptitle("block 3 of trimmed (γ₂ = 3) and robust (γ = 4, g = γ/√2) k-means: x | y (one-hot) | flag\n"
              "(one colour scale, set by the largest entry; the numbers are the entries)")
@@ -261,7 +264,7 @@ print("outliers kept by any center:", int((W3[:n][is_out] > 0).sum()))
 # ## 4. Robust k-means as sparsemax attention (the authors' rule)
 #
 # Assign as Lloyd; then $c_j \leftarrow \sum_{i\in M_j} p_i x_i$ with
-# $p = \mathrm{sparsemax}_{i\in M_j}(-\gamma\|x_i-c_j\|^2/\sqrt d)$ (their default γ = 0.01; we use γ = 4 so
+# $p = \mathrm{sparsemax}_{i\in M_j}(-\gamma\|x_i-c_j\|^2/\sqrt d)$ (their default γ = 0.01, `utils.rkm_iters`; we use γ = 4 so
 # that the sparsity shows on unit-scale data, and exercise 03.5 measures what 0.01 does). The weights are the ones
 # drawn in §3's second row: sparsemax instead of normmax.
 
@@ -357,7 +360,7 @@ params_med, emb_med = kmedoids_weights(d, k, GAMMA_MEDOID, gamma1_med, gamma_fla
 print(f"W = {GUMBEL_WIDTH:.2f} (GUMBEL_RANGE = {np.round(GUMBEL_RANGE, 2)}), gamma1 = gamma_flag = {gamma1_med:.1f}")
 names = ["Qmu", "Kmu", "Vmu", "Q3", "K3", "V3"]
 fig, axes = plt.subplots(2, 3, figsize=(10.5, 6.6), layout="constrained")
-plot_weights({m: np.round(params_med[m], 2) for m in names}, emb_med, names=names, axes=axes)
+plot_weights({w: np.round(params_med[w], 2) for w in names}, emb_med, names=names, axes=axes)
 fig.suptitle("k-medoids: the μ block (top) and the sampling block 3 (bottom); blocks x | y | flag | mu\n"
              "(one colour scale, set by the largest entry; the numbers are the entries)")
 plt.show()
@@ -527,10 +530,10 @@ for name, other in (("normmax attention", tr_trim), ("Cuesta-Albertos", ca)):
 # %%
 u = np.array([[0.0, 0.3, -0.5, 0.9, -1.4, 4.0]])        # (1, 6): one cluster around 0, one far member
 C_ONE = np.array([[0.0]])                               # (1, 1)
-for lam in (10.0, 1.0, 0.1, 0.01):
-    n_q = trimmed_kmeans_quantile(lam * u, C_ONE, 1).info["kept"][0].sum()
-    n_a = trimmed_kmeans_attention(lam * u, C_ONE, 1, 1.0).info["kept"][0].sum()
-    print(f"ε = {lam:5g}: quantile keeps {n_q}, normmax (γ₂ = 1) keeps {n_a}")
+for eps in (10.0, 1.0, 0.1, 0.01):
+    n_q = trimmed_kmeans_quantile(eps * u, C_ONE, 1).info["kept"][0].sum()
+    n_a = trimmed_kmeans_attention(eps * u, C_ONE, 1, 1.0).info["kept"][0].sum()
+    print(f"ε = {eps:5g}: quantile keeps {n_q}, normmax (γ₂ = 1) keeps {n_a}")
     assert n_q == 5
 assert trimmed_kmeans_attention(0.01 * u, C_ONE, 1, 1.0).info["kept"][0].all()
 
@@ -672,6 +675,16 @@ gamma1_leak = separating_penalties(X, C0, GAMMA2_LEAK)[0]
 bound = (GAMMA2_LEAK * D2 + 1) / 2
 print(f"inequality bound (gamma2 D^2 + 1)/2 = {bound:.2f}, separating_penalties' gamma1 = {gamma1_leak:.2f}: "
       f"{bound / gamma1_star:.0f} and {gamma1_leak / gamma1_star:.0f} times gamma1*")
+# where gamma1* comes from: the layer t and center j whose nearest non-member rises highest above the members' tau
+t_s = int(np.argmax(per_layer))
+C_t = ref.centers[t_s]                                                                 # (d, k)
+b = -GAMMA2_LEAK * np.sum((X[:, :, None] - C_t[:, None, :]) ** 2, axis=0)             # (n, k)
+own = ref.labels[t_s][:, None] == np.arange(k)
+rise = [b[~own[:, j], j].max() - simplex_threshold(b[own[:, j], j])[0] for j in range(k)]
+j_s = int(np.argmax(rise))
+print(f"layer {t_s + 1}, center {j_s}: its nearest non-member at squared distance "
+      f"{-b[~own[:, j_s], j_s].max() / GAMMA2_LEAK:.4f} scores {rise[j_s]:.4f} above the members' tau; distances "
+      f"to the other centers:", np.round(np.linalg.norm(C_t - C_t[:, [j_s]], axis=0), 3))
 answer = gamma1_star
 ### END SOLUTION
 
@@ -682,12 +695,12 @@ check("03.2", answer)
 # ### BEGIN SOLUTION
 # *Why the bound is so loose, and why every layer counts.* The inequality guards against the worst case the bounding
 # box allows: a non-member at distance 0 from the center, a member at distance $D$. Here the threshold is set by the
-# two blobs that nearly touch (clusters 0 and 2, centers about 0.2 apart): the nearest non-member of center 2 lies at
-# squared distance about 0.013, inside the range of the members center 2 keeps, so its score is about 0.03 **above**
-# the members' τ, and the penalty $2\gamma_1$ only has to make up that gap: γ₁\* ≈ 0.016, about 200 times below the
-# bound and 500 times below `separating_penalties`' choice. The gap is not largest in layer 1: as the centers move,
-# center 2 drops a member and its τ falls, and its nearest non-member comes closer, so layer 3 needs about 5 % more
-# penalty than layer 1. Far-apart blobs would need no penalty at all. The circuit keeps the bound because it must hold
+# two blobs that nearly touch (clusters 0 and 2, centers about 0.2 apart: the last line printed above): the nearest
+# non-member of center 2 lies at squared distance about 0.013, inside the range of the members center 2 keeps, so its
+# score is about 0.03 **above** the members' τ, and the penalty $2\gamma_1$ only has to make up that gap:
+# γ₁\* ≈ 0.016, about 200 times below the bound and 500 times below `separating_penalties`' choice. The gap is not
+# largest in layer 1: as the centers move, center 2 drops a member and its τ falls, and its nearest non-member comes
+# closer, so layer 3 needs about 5 % more penalty than layer 1 (the thresholds per layer, printed first). Far-apart blobs would need no penalty at all. The circuit keeps the bound because it must hold
 # for every input and every layer, not only for this one.
 # ### END SOLUTION
 
@@ -706,8 +719,8 @@ check("03.2", answer)
 # %% [markdown]
 # ### BEGIN SOLUTION
 # **(a)** The problem $\min_p \tfrac12\|p - z\|^2$ subject to $p \ge 0$, $\sum_i p_i = 1$ is strictly convex with linear
-# constraints, so the KKT conditions characterise its unique solution: $p_i - z_i + t - \mu_i = 0$, $\mu_i \ge 0$,
-# $\mu_i p_i = 0$. Where $p_i > 0$: $p_i = z_i - t$; where $p_i = 0$: $z_i - t = -\mu_i \le 0$. So $p = [z - t]_+$,
+# constraints, so the KKT conditions characterise its unique solution: $p_i - z_i + t - \nu_i = 0$, $\nu_i \ge 0$,
+# $\nu_i p_i = 0$ (multipliers $t$ and $\nu_i$). Where $p_i > 0$: $p_i = z_i - t$; where $p_i = 0$: $z_i - t = -\nu_i \le 0$. So $p = [z - t]_+$,
 # with $t$ fixed by $\varphi(t) = \sum_i [z_i - t]_+ - 1 = 0$. A sum of positive parts is the largest sum over a subset
 # of the terms $z_i - t$, and the best subset of each size $s$ is a top set, so
 # $\varphi(t) = \max_{s \ge 0}(z_{1:s} - s t) - 1$. Hence $\varphi(t) = 0$ iff $z_{1:s} - 1 \le s t$ for every $s \ge 1$
@@ -731,8 +744,8 @@ check("03.2", answer)
 # %% [markdown]
 # ### Exercise 03.4
 #
-# The authors' quantile rule (§8b) keeps, in a cluster of $m_j$ members at distinct distances, its
-# $\lceil 0.95\,(m_j - 1)\rceil$ closest members, whatever the scale; α = ∞ normmax keeps a number set by γ₂ (§7). Take
+# The authors' quantile rule (§8b) keeps, in a cluster of $n_j$ members at distinct distances, its
+# $\lceil 0.95\,(n_j - 1)\rceil$ closest members, whatever the scale; α = ∞ normmax keeps a number set by γ₂ (§7). Take
 # the **first step** on the data of §2 (Lloyd's assignment `labels0` to `C0`). For each cluster $j$ find the window
 # $(lo_j, hi_j]$ of γ₂ in which `trimmed_kmeans_attention(X, C0, 1, γ₂)` keeps exactly the members the quantile rule
 # keeps. `answer` = a (3, 2) array `[[lo_0, hi_0], [lo_1, hi_1], [lo_2, hi_2]]` (0.5 % is close enough). Is there one γ₂
@@ -758,9 +771,12 @@ for j, (lo_j, hi_j) in enumerate(windows):                                      
     for g_out in (0.99 * lo_j, 1.01 * hi_j):
         outside = trimmed_kmeans_attention(X, C0, 1, g_out).info["kept"][0]
         assert not np.array_equal(outside[labels0 == j], q_kept[labels0 == j])
-print("members:", np.bincount(labels0), "| windows (lo, hi]:\n", windows)
-print("common window:", (windows[:, 0].max(), windows[:, 1].min()), "-> empty" if
-      windows[:, 0].max() >= windows[:, 1].min() else "")
+print("members:", np.bincount(labels0), "| kept by the quantile rule:",
+      [int(q_kept[labels0 == j].sum()) for j in range(k)], "| outliers among the dropped:",
+      [int((~q_kept & is_out)[labels0 == j].sum()) for j in range(k)])
+print("windows (lo, hi]:\n", windows)
+print(f"common window: ({windows[:, 0].max():.4f}, {windows[:, 1].min():.4f}]",
+      "-> empty" if windows[:, 0].max() >= windows[:, 1].min() else "")
 answer = windows
 ### END SOLUTION
 
@@ -797,7 +813,12 @@ for j in range(k):
     for o in np.flatnonzero(is_out[members]):
         need[int(members[o])] = np.sqrt(d) / np.sum(Dj[o] - Dj[Dj < Dj[o]])
 gamma_star = max(need.values())
-print("gamma needed per outlier:", {i: round(v, 4) for i, v in need.items()}, "-> gamma* =", round(gamma_star, 5))
+print("gamma needed per outlier:", {i: round(float(v), 4) for i, v in need.items()}, "-> gamma* =", round(gamma_star, 5))
+D_first = np.sum((X - C0[:, labels0]) ** 2, axis=0)                    # (n,) squared distance to the own center
+print("outliers' squared distances to their centers:", np.round(D_first[is_out], 2),
+      "| largest inlier's:", np.round(D_first[~is_out].max(), 3))
+w_001 = robust_kmeans_transformer(X, C0, 1, 0.01, record=True).layers[0].weights["3"][:n][is_out].max(axis=1)
+print("outlier weights at gamma = 0.01:", np.round(w_001, 4), "| 1 / members:", np.round(1 / np.bincount(labels0), 4))
 for g_try, zero in ((0.01, False), (0.999 * gamma_star, False), (gamma_star, True)):
     w_out = robust_kmeans_transformer(X, C0, 1, g_try, record=True).layers[0].weights["3"][:n][is_out]
     print(f"gamma = {g_try:.5f}: largest outlier weight {w_out.max():.4f}")
@@ -810,13 +831,14 @@ check("03.5", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# No. At γ = 0.01 the member scores $-\gamma\|x_i - c_j\|^2/\sqrt2$ of a cluster span less than 0.02, far less than the
-# gap of 1 sparsemax needs, so every member keeps a weight: the outliers get 0.015–0.023 each, half to three quarters
-# of an average member's 1/32, and robust k-means is then almost Lloyd. It takes γ ≈ 0.03864 to drop every outlier at
-# the first step (the outlier nearest its center, at squared distance 1.23, is the last to go). In a cluster of $m$
-# members an outlier is dropped once $\gamma \sum_i (D_o - D_i) \ge \sqrt d$, i.e. once its squared distance exceeds
-# the members' mean by about $\sqrt d/(\gamma m)$ ≈ 4.7 at γ = 0.01 and m = 30: γ has to be chosen for the scale of
-# the data's squared distances.
+# No. At γ = 0.01 the member scores $-\gamma\|x_i - c_j\|^2/\sqrt2$ of a cluster span less than 0.02 (the squared
+# distances printed above are below 2.5), far less than the gap of 1 sparsemax needs, so every member keeps a weight:
+# the outliers get 0.015–0.023 each, half to three quarters of an average member's 1/32, and robust k-means is then
+# almost Lloyd. It takes γ ≈ 0.03864 to drop every outlier at the first step (the outlier nearest its center, at
+# squared distance 1.23, is the last to go). In a cluster of $n_j$ members an outlier is dropped once
+# $\gamma \sum_i (D_o - D_i) \ge \sqrt d$, i.e. once its squared distance exceeds the members' mean by about
+# $\sqrt d/(\gamma n_j)$, which is 4.7 at γ = 0.01 and $n_j$ = 30: γ has to be chosen for the scale of the data's
+# squared distances.
 # ### END SOLUTION
 
 # %% [markdown]
@@ -875,7 +897,7 @@ N = 200_000
 rng = np.random.default_rng(SEED)
 hit = np.zeros(N, dtype=bool)
 for z_j, out_j in logits:
-    one_hot = gumbel(np.repeat(z_j[:, None], N, axis=1), rng=rng, hard=True)   # (m_j, N), one sample per column
+    one_hot = gumbel(np.repeat(z_j[:, None], N, axis=1), rng=rng, hard=True)   # (n_j, N), one sample per column
     hit |= one_hot[out_j].sum(axis=0) > 0
 estimate, sigma = hit.mean(), np.sqrt(p_any * (1 - p_any) / N)
 print(f"estimate from {N} draws: {estimate:.5f} (exact {p_any:.5f}, sigma {sigma:.1e})")
@@ -926,7 +948,17 @@ for n_out in (0, 4):
     spread = [np.log(kmeans_objective(Xm[:, ~om], randomized_kmedoids(Xm, Cm, T, GAMMA_MEDOID,
                                                                        np.random.default_rng(s)).centers[-1]))
               for s in range(20)]
-    print(f"k-medoids, {n_out} outliers, 20 seeds: inlier log J from {min(spread):+.3f} to {max(spread):+.3f}")
+    print(f"k-medoids, {n_out} outliers, 20 seeds: inlier log J from {min(spread):+.3f} to {max(spread):+.3f} "
+          f"(Lloyd: {np.log(kmeans_objective(Xm[:, ~om], lloyd(Xm, Cm, T).centers[-1])):+.3f})")
+# why: at the first step, each cluster's softmax over its members around the member mean (4 outliers)
+lab_m = lloyd(Xm, Cm, 1).labels[0]
+for j in range(k):
+    mem = np.flatnonzero(lab_m == j)
+    sq = np.sum((Xm[:, mem] - Xm[:, mem].mean(axis=1, keepdims=True)) ** 2, axis=0)     # (n_j,)
+    inl = Xm[:, mem][:, ~om[mem]]
+    spread_in = np.mean(np.sum((inl - inl.mean(axis=1, keepdims=True)) ** 2, axis=0))
+    print(f"cluster {j}: P(sampling an outlier) = {softmax(-GAMMA_MEDOID * sq)[om[mem]].sum():.1e}, "
+          f"gamma x the blob's mean squared spread = {GAMMA_MEDOID * spread_in:.3f}")
 ### END SOLUTION
 
 # %% [markdown]
@@ -938,8 +970,9 @@ for n_out in (0, 4):
 # outliers, but at n_o = 10 it keeps 5 of them and at n_o = 40 its objective (+1.48) is as bad as Lloyd's: it breaks
 # first, as soon as the outliers outnumber the trimming proportion. It needs ρ ≥ n_o/n, the share of outliers, known in
 # advance; with ρ = n_o/n it trims every outlier again (−0.908 at every n_o). k-medoids never samples an outlier (at
-# γ = 20 their probability is ~1e-12), but its objective is the worst of the robust rules for a reason unrelated to
-# the outliers: γ times a blob's squared spread is about 0.1, so the softmax over a blob is nearly uniform and each
+# γ = 20 and the first step with 4 outliers their probability is 1e-12 or less, printed last), but its objective is
+# the worst of the robust rules for a reason unrelated to the outliers: γ times a blob's mean squared spread is about
+# 0.1 (printed), so the softmax over a blob is nearly uniform and each
 # center is an almost random member. Without any outlier its inlier log J over 20 seeds ranges from −0.48 to +0.22
 # (Lloyd: −0.91), with 4 from −0.85 to +0.26. Its row in the table is one draw, not a property of the rule; a larger
 # γ (or more steps and keeping the best draw) would be needed for medoids that sit at the blob centers.

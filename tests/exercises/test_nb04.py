@@ -14,7 +14,7 @@ from kmt_ref.exercises import check, nb04
 from kmt_ref.learning import (EVAL_SEED, MODELS_DIR, load_checkpoint, run_model, sample_tasks,
                               soft_kmeans_loss)
 
-ALPHAS = (1, 2, 3, 5, 10, 100)
+SCALES = (1, 2, 3, 5, 10, 100)
 _spec = importlib.util.spec_from_file_location("wrong_nb04", Path(__file__).with_name("wrong_nb04.py"))
 _wrong = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_wrong)
@@ -26,10 +26,10 @@ def tasks(d):
     return sample_tasks(np.random.default_rng(EVAL_SEED), 32, n=64, d=d, k=3)
 
 
-def soft(d, alpha):
-    """The alpha layer built here as the notebook's solution builds it (float32 runs, like a student's)."""
+def soft(d, s):
+    """The s layer built here as the notebook's solution builds it (float32 runs, like a student's)."""
     W, _ = lloyd_weights(d, 3, "linear")
-    params = {name: alpha * M if name[0] in "QK" else M for name, M in W.items()}
+    params = {name: s * M if name[0] in "QK" else M for name, M in W.items()}
     params.update({"b" + name: np.zeros(d + 3) for name in W})
     return params
 
@@ -46,9 +46,9 @@ def measured():
         X, C0 = tasks(d)
         ends = np.stack([lloyd_ends(X, X[:, :, 3 * r:3 * r + 3]) for r in range(8)], axis=1)  # (32, 8)
         out[d] = {"ends": ends, "gap": ends[:, 0] - ends.min(axis=1),
-                  "soft": {a: np.log(run_model(soft(d, a), X, C0, 20)[0][:, -1]) for a in (ALPHAS if d == 8 else (3,))}}
+                  "soft": {a: np.log(run_model(soft(d, a), X, C0, 20)[0][:, -1]) for a in (SCALES if d == 8 else (3,))}}
     X, C0 = tasks(8)
-    out["loss1"] = [soft_kmeans_loss(X, run_model(soft(8, a), X, C0, 1)[1][1], 10.0).mean() for a in ALPHAS]
+    out["loss1"] = [soft_kmeans_loss(X, run_model(soft(8, a), X, C0, 1)[1][1], 10.0).mean() for a in SCALES]
     return out
 
 
@@ -61,7 +61,7 @@ def answers(measured):
     p = load_checkpoint(MODELS_DIR / "paper.npz").params
     return {
         "04.1": [m4["gap"].mean(), m8["gap"].mean()],
-        "04.3": [m8["soft"][a].mean() for a in ALPHAS],
+        "04.3": [m8["soft"][a].mean() for a in SCALES],
         "04.4": measured["loss1"],
         "04.5": [diff8[stuck].mean(), diff8[~stuck].mean()],
         "04.6": [np.mean(np.diag(p["Q" + b].T @ p["K" + b])[:32]) / np.sqrt(p["Q1"].shape[0]) for b in "12"],
@@ -109,14 +109,14 @@ def test_the_premises_of_the_exercises_hold(measured):
     lloyd4, lloyd8 = m4["ends"][:, 0].mean(), m8["ends"][:, 0].mean()
     # 04.1: Lloyd from a random start is stuck on a share of the tasks, and more is at stake at d = 8
     assert 0.1 < m4["gap"].mean() < m8["gap"].mean() and 0.2 < np.mean(m8["gap"] > 1e-6) < 0.5
-    # 04.3: alpha = 1, 2 end above the start, alpha = 3 lowest and below Lloyd, alpha = 100 is Lloyd
-    finals = np.array([m8["soft"][a].mean() for a in ALPHAS])
+    # 04.3: s = 1, 2 end above the start, s = 3 lowest and below Lloyd, s = 100 is Lloyd
+    finals = np.array([m8["soft"][a].mean() for a in SCALES])
     start = np.log(run_model(soft(8, 1), *tasks(8), 0)[0][:, 0]).mean()
     assert finals[0] > start and finals[1] > start
-    assert np.argmin(finals) == ALPHAS.index(3) and finals[2] < lloyd8 - 0.05
+    assert np.argmin(finals) == SCALES.index(3) and finals[2] < lloyd8 - 0.05
     assert abs(finals[-1] - lloyd8) < 1e-3
-    # 04.4: the one-step loss prefers another alpha than the 20-step objective
-    assert ALPHAS[int(np.argmin(measured["loss1"]))] != 3
+    # 04.4: the one-step loss prefers another s than the 20-step objective
+    assert SCALES[int(np.argmin(measured["loss1"]))] != 3
     # 04.5: the gain is on the stuck tasks; elsewhere the soft layer is as good as Lloyd
     diff8, stuck = m8["soft"][3] - m8["ends"][:, 0], m8["gap"] > 1e-6
     assert diff8[stuck].mean() < -0.2 and abs(diff8[~stuck].mean()) < 0.01

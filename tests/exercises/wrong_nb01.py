@@ -94,7 +94,7 @@ WRONG = {
                                         > 745.13 / g)),  # distances instead of squared distances
              lambda X, C, g: int(lloyd(X, C, 1).labels.size)],
     # self-checks
-    "01.9": [9,        # the paper's d + k, without the flag row
+    "01.9": [9,        # d + k (the authors' tokens), without the flag row
              11, 10.5, "10 rows"],
     "01.10": ["a", "c", "d", "e", 2, "b and c"],
     "01.11": ["a", "b", "d", "", ["c"]],
