@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import binary_transformer, gaussian_blobs, kmeans_transformer, lloyd
 from ..algorithms.lloyd import lloyd_layer, lloyd_weights
+from ..algorithms.binary import FOLLOW_UP_TABLE1_MS
 from ..core.tokens import prepare, run_layers, with_block
 from .canvas import drawn_values
 from .plotting import save_png
@@ -144,8 +145,8 @@ def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=ran
 #: so that notebook 05 reads it wherever kmt_ref is installed (a course archive holds no figures/)
 COST_CSV = Path(__file__).resolve().parents[1] / "datasets" / "binary_cost.csv"
 
-#: the follow-up's GPU forward times at k = 1000, d = 32 (its Table 1: 193.07 and 15.90 ms, n = 1024, 32 tasks), ms
-FOLLOW_UP_GPU_MS = {"onehot": 193.0, "binary": 15.9}
+#: the follow-up's GPU forward times at k = 1000, d = 32, ms (:data:`kmt_ref.algorithms.binary.FOLLOW_UP_TABLE1_MS`)
+FOLLOW_UP_GPU_MS = FOLLOW_UP_TABLE1_MS
 
 
 def read_cost_csv(path=COST_CSV):

@@ -311,9 +311,9 @@ for i, kk in enumerate(cost["binary"]["k"].astype(int)):
     print(f"k = {kk:4d}: model forward {1e3 * o['model_s'][i]:8.1f} ms vs {1e3 * bi['model_s'][i]:7.1f} ms "
           f"({o['model_s'][i] / bi['model_s'][i]:4.1f}x), peak {o['model_peak_mb'][i]:5.1f} vs "
           f"{bi['model_peak_mb'][i]:4.1f} MB")
-table1_ms = {"one-hot": 193.07, "binary": 15.90}   # the follow-up's Table 1, k = 1000 (forward pass, GPU)
-print("the follow-up's Table 1 (GPU, ms) at k = 1000:", ", ".join(f"{e} {v:.2f}" for e, v in table1_ms.items()),
-      f"({table1_ms['one-hot'] / table1_ms['binary']:.2f}x)")
+from kmt_ref.algorithms.binary import FOLLOW_UP_TABLE1_MS   # the follow-up's Table 1, k = 1000 (forward pass, GPU)
+print("the follow-up's Table 1 (GPU, ms) at k = 1000:", ", ".join(f"{e} {v:.2f}" for e, v in FOLLOW_UP_TABLE1_MS.items()),
+      f"({FOLLOW_UP_TABLE1_MS['onehot'] / FOLLOW_UP_TABLE1_MS['binary']:.2f}x)")
 
 # %% [markdown]
 # ## 8. Learning with binary codes
