@@ -129,7 +129,7 @@ def test_short_training_run_has_the_same_loss_curve(monkeypatch):
 
     Same tasks, same dropout masks; the two differ in rounding only. Measured (60 steps, seed 3):
     largest relative difference 6e-8 in the validation scores and 9e-8 in the mean losses; at the
-    paper's d, k with batch 8, n = 128 over 40 steps, 2.4e-7 in the per-step losses.
+    authors' d, k (their expts.md) with batch 8, n = 128 over 40 steps, 2.4e-7 in the per-step losses.
     """
     from kmt_ref.learning import train
     from learning_cases import TINY

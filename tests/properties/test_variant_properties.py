@@ -66,11 +66,11 @@ def nonzero_columns(inst):
     return bool(np.all(np.any(X != 0, axis=0)) and np.all(np.any(C0 != 0, axis=0)))
 
 
-@given(instances(scales=False).filter(nonzero_columns), st.integers(0, 4), st.sampled_from([1, 2, 3, 1024]))
+@given(instances().filter(nonzero_columns), st.integers(0, 4), st.sampled_from([1, 2, 3, 1024]))
 @example((np.array([[1e8 + 1] * 2, [1e8] * 2, [1e8] * 2]), np.array([[1e8 + 1, 1e8], [1e8, 1e8], [1e8, 1e8 + 1]])),
          2, 1)  # center 0 is the points' direction, chunks of one query
 def test_spherical_circuit_is_its_rule_bit_for_bit(inst, T, chunk_size):
-    """Nonzero points and centers (a zero vector has no direction: ValueError on both sides)."""
+    """Nonzero points and centers (a zero vector has no direction: ValueError on both sides), at every scale and offset."""
     X, C0 = inst
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ColumnsWarning)
