@@ -9,7 +9,7 @@ are what the tables show, nothing is re-run:
   committed runs of its time as a ratio to the floors, at one BLAS thread and at the BLAS's default
   count, its target, its peak memory, and a caption naming the machine, the dates, the number of runs
   and the load average;
-- ``train`` (:func:`train_table`): the seconds of one training step at the authors' setting (their expts.md) and where
+- ``train`` (:func:`train_table`): the seconds of one training step at the authors' main setting (their expts.md) and where
   they go, as ranges over the committed runs.
 
 :data:`BENCH_REPORTS` maps each name to its function (the names of the ``<!-- report NAME -->`` markers
@@ -69,7 +69,7 @@ MEMORY_SCALING = "transformer, gamma = inf, memory only"
 
 SETTINGS = ("1", "default")
 
-#: one row per run of the training benchmark: the authors' setting (their expts.md), then CPU seconds (medians over ``reps``)
+#: one row per run of the training benchmark: the authors' main setting (their expts.md), then CPU seconds (medians over ``reps``)
 TRAIN_COLUMNS = ENVIRONMENT + ("blas_threads", "batch", "n", "d", "k", "dtype", "embedding", "malloc_tuned", "reps",
                                "step_s", "plain_s", "hand_over_plain", "hand_over_plain_pairs", "validation_s",
                                "n_val", "eval_every", "per_step_s", "sample_s", "grad_s", "forward_s", "adam_s")

@@ -1,7 +1,7 @@
 """The BLAS thread count inside the loops of many small matrix products (``train``, ``evaluate``, ``sweep``).
 
 A training step, an evaluation step and a small sweep cell are thousands of
-small matrix products (a training step at the authors' setting, n = 512,
+small matrix products (a training step at the authors' main setting, n = 512,
 d = 32, k = 10 from their ``expts.md``: batches of 32 products of (42, 512)
 by (512, 512) and smaller). A threaded BLAS wakes all
 its threads for each of them. On a quiet machine that saves little (at most

@@ -412,7 +412,7 @@ def run_demo(data="paper", seed=VALIDATION_SEED, n_layers=10, gammas=DEMO_GAMMAS
     p("")
     p("'one-hot' counts columns y_i that are exactly a basis vector e_j in float64 (one entry 1.0,")
     p("the others 0.0): a column is one-hot exactly when exp(-gamma*gap) underflows to 0.0 for every")
-    p("center but the nearest, i.e. gamma*gap >= 745.13 (gap = squared distance to that center minus")
+    p("center but the nearest, i.e. gamma*gap > 1075 ln 2 = 745.1332 (gap = squared distance to that center minus")
     p("to the nearest).")
     p("At gamma=inf (hardmax) every column is one-hot.")
     for r, c in result.float32_max_weight_one.items():

@@ -8,9 +8,9 @@ The classical algorithm (SPEC §5, "spherical k-means"), on unit vectors::
 
 The circuit: Theorem 2.1 with the data normalized at embedding, a dot-product
 (cosine) block 1 and RMSNorm (no centering, gain ``1/sqrt(d_emb)``) on block
-3's output, which puts the member mean on the sphere. The paper says only
-that spherical k-means uses dot-product attention and token-wise
-normalization, e.g. RMSNorm (reported by the paper, from a summary); placing RMSNorm on block 3's output, with that
+3's output, which puts the member mean on the sphere. A summary of the paper
+mentions only dot-product attention and token-wise normalization, e.g.
+RMSNorm, for spherical k-means; placing RMSNorm on block 3's output, with that
 gain, is the project's choice **(open)**.
 
 **Equality.** :func:`spherical_kmeans_transformer` equals

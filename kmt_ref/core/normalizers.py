@@ -24,8 +24,9 @@ SPEC.md §2 fixes the definitions:
 ``gumbel``         Gumbel-softmax of the logits ``gamma * s`` driven by a
                    ``numpy.random.Generator``; ``hard=True`` is the one-hot
                    Gumbel-max sample. Its temperature is the parameter
-                   ``tau`` (a name kept for compatibility); in every
-                   docstring the symbol tau means the simplex threshold.
+                   ``tau`` (a name kept for compatibility); the symbol τ
+                   means the simplex threshold, and the Gumbel
+                   temperature has no symbol.
 =================  ==========================================================
 
 ``sparsemax`` and ``normmax`` live in :mod:`kmt_ref.core.sparse` with their

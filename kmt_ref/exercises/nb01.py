@@ -272,7 +272,7 @@ def _c(answer):
 
 # ----------------------------------------------------------------------------- 01.8
 @exercise("01.8", "Count the exactly one-hot columns by hand", kind="code", difficulty=2, minutes=15,
-          objective="predict when a column of float64 softmax weights is exactly one-hot (gamma * gap > 745.13 "
+          objective="predict when a column of float64 softmax weights is exactly one-hot (gamma * gap > 745.133, i.e. 1075 ln 2, "
                     "for every other center)",
           checks="a function (X, C, gamma) -> the number of exactly one-hot columns of Y after layer 1 "
                  "equals kmeans_transformer's one_hot[0] on validation_data() and the toy example, five gammas "
@@ -289,7 +289,7 @@ def _c(answer):
             more = "more" if got > want else "fewer"
             raise Wrong(f"on {name} at gamma = {g:g} you count {more} columns than the layer has: "
                         "when is exp(-gamma * gap) exactly 0 in float64?")
-    return "right: a column is exactly one-hot when every other weight underflows, gamma * gap > 745.13"
+    return "right: a column is exactly one-hot when every other weight underflows, gamma * gap > 745.133 (1075 ln 2)"
 
 
 # ============================================================================= self-checks (quiz), one per section
@@ -306,8 +306,8 @@ def _c(answer):
     want = lloyd_weights(QUIZ_D, QUIZ_K)[1].d_emb
     got = as_int(answer, "d_emb (an integer)")
     if got == QUIZ_D + QUIZ_K:
-        raise Wrong("that is d + k, the tokens of the authors' code: kmt_ref's carry one more row (what marks a "
-                    "center token?)")
+        raise Wrong("that is d + k, the tokens of the authors' code; which row of kmt_ref's tokens marks a "
+                    "center token? (section 2)")
     expect(got == want, "count the rows of a token: the data block, the one-hot block, and what else? (section 2)")
     return "right: d data rows, k one-hot rows and the type flag"
 

@@ -15,7 +15,7 @@ rest of kmt_ref; none draws: the pictures are in :mod:`kmt_ref.viz.learning_figu
 - :mod:`~kmt_ref.learning.tasks` — the task distribution (Gaussian mixtures and four other families);
 - :mod:`~kmt_ref.learning.model` — parameters, the layer description, the embedding, one
   application of the layer; the autograd rules;
-- :mod:`~kmt_ref.learning.config` — :class:`TrainConfig`, every hyperparameter (defaults: the authors' setting);
+- :mod:`~kmt_ref.learning.config` — :class:`TrainConfig`, every hyperparameter (defaults: the authors' main setting);
 - :mod:`~kmt_ref.learning.loss` — the smoothed k-means loss and the hard objectives;
 - :mod:`~kmt_ref.learning.optim` — Adam and the plateau schedule;
 - :mod:`~kmt_ref.learning.checkpoint` — checkpoints and stored evaluation results on disk;

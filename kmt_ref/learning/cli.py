@@ -180,8 +180,8 @@ def lloyd_comparison(res, config, out):
     share = f"it ends lower on {(gap < 0).mean():.0%} of the tasks"
     if model_T < lloyd_T:
         lines.append(f"# The trained layer beats Lloyd's algorithm on these tasks: {lloyd_T - model_T:.3f} lower in "
-                     f"mean log objective after T={T} ({share}). The paper reports that its trained layer ends "
-                     "below Lloyd (reported by the paper, from a summary).")
+                     f"mean log objective after T={T} ({share}). A summary of the paper reports that its trained "
+                     "layer ends below Lloyd.")
     else:
         lines.append(f"# The trained layer does not beat Lloyd's algorithm: {model_T - lloyd_T:.3f} higher in mean log "
                      f"objective ({share}). Train longer (--steps) or at larger d (notebook 04, exercise 04.8).")
@@ -304,7 +304,7 @@ def register(subparsers):
         "train", help="train the one-layer transformer (SPEC §6)",
         description="Train the one-layer transformer with autograd, then compare it with Lloyd's algorithm on "
                     "seeded tasks. Default: the small configuration (n=64, d=8, k=3, 3,000 steps); --config "
-                    "paper is the authors' setting (n=512, d=32, k=10, 10,000 steps: their expts.md and "
+                    "paper is the authors' main setting (n=512, d=32, k=10, 10,000 steps: their expts.md and "
                     "expt-run.sh). Every hyperparameter can be overridden.",
     )
     p.add_argument("--config", choices=sorted(CONFIGS), default=None, help="base configuration (default: small)")

@@ -1,7 +1,7 @@
 """Every hyperparameter of the training experiment (SPEC §6), with the authors' values as defaults.
 
 :class:`TrainConfig` is the one table of a run's settings (tasks, model, loss,
-optimiser, schedule, checkpoints). Its defaults are the authors' setting, read
+optimiser, schedule, checkpoints). Its defaults are the authors' main setting, read
 in their code (``rithram/kmeans-trf``): the training commands of their
 ``expts.md`` (``N=512``, ``D=32``, ``K=10``, ``LR=0.01``, ``LI=10.0``,
 ``T=10000``: the runs of their Figure 10a, whose models their Figure 4 and
@@ -25,7 +25,7 @@ __all__ = ["TrainConfig", "CONFIGS", "SOURCES"]
 
 @dataclass
 class TrainConfig:
-    """Every hyperparameter of a training run (defaults: the authors' setting, :data:`SOURCES`).
+    """Every hyperparameter of a training run (defaults: the authors' main setting, :data:`SOURCES`).
 
     Attributes
     ----------
@@ -129,14 +129,10 @@ SOURCES = {
     "dtype": "PyTorch's default in the authors' code",
 }
 
-#: named configurations: "paper" (the authors' setting, :data:`SOURCES`), its d-only ablation, and "small"
+#: named configurations: "paper" (the authors' main setting, :data:`SOURCES`), its d-only ablation, and "small"
 #: (notebook 04 trains it live). "small" is the authors' protocol at n = 64, d = 8, k = 3, batch 16, 3,000
-#: steps, and it shows what the paper reports for its setting (reported by the paper, from a summary: the
-#: trained layer ends below Lloyd): over seeds 0-4 the trained layer ends 0.12-0.14 below Lloyd
-#: (mean log objective after 20 steps on the 320 tasks that ``train`` evaluates at the end; seed 0: 2.119
-#: against Lloyd's 2.239, on one machine: float32 training rounds differently elsewhere). At d = 4,
-#: everything else equal, the layer ends near Lloyd, above it for two of seeds 0-2 (+0.050, -0.041,
-#: +0.051): at small d the prize for beating Lloyd is smaller (notebook 04, exercise 04.8).
+#: steps: ``python -m kmt_ref train`` trains it and prints the trained layer against Lloyd on the 320 tasks
+#: it evaluates at the end (notebook 04 shows the run; at d = 4, exercise 04.8).
 CONFIGS = {
     "paper": TrainConfig(),
     "paper_d_only": TrainConfig(embedding="none"),

@@ -25,8 +25,8 @@ project's do not; the project's evaluation likewise runs without dropout
 Speed note: on Linux with glibc, large temporary arrays are returned to the OS
 after every operation; setting ``MALLOC_MMAP_MAX_=0
 MALLOC_TRIM_THRESHOLD_=100000000000`` in the environment keeps them in the heap
-and makes a training step about 1.6-1.8x faster (at the authors' setting,
-n = 512, d = 32, k = 10, on one core: ``benchmarks/bench_train.py`` measures it). :func:`tune_malloc`
+and makes a training step faster (``benchmarks/bench_train.py --no-tune-malloc`` measures the
+difference). :func:`tune_malloc`
 does the same from inside the process; ``python -m kmt_ref train`` calls it.
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ def train(config=None, seed=0, out=None, resume=None, log=print, blas_threads=No
     Parameters
     ----------
     config : TrainConfig, optional
-        Default: ``TrainConfig()``, the authors' setting (their ``expts.md`` and
+        Default: ``TrainConfig()``, the authors' main setting (their ``expts.md`` and
         ``expt-run.sh``; :data:`kmt_ref.learning.config.SOURCES`).
     seed : int
         Seeds the initial weights, the training tasks, dropout

@@ -448,10 +448,10 @@ assert np.exp(-745.13) > 0 and np.exp(-745.14) == 0
 # from γ = 100 on and every label matches from γ = 10³ on, although at γ = 10³ only a few
 # assignments are exactly one-hot in float64. Block 1's softmax gives the nearest center the weight
 # $1/Z$ and center $j$ the weight $e^{-\gamma\,\mathrm{gap}_j}/Z$, so a point's column is exactly
-# $e_{j^*}$ only when $\gamma\,\mathrm{gap}_j > 745.13$ for every $j \ne j^*$: then every
+# $e_{j^*}$ only when $\gamma\,\mathrm{gap}_j > 745.133$ for every $j \ne j^*$: then every
 # $e^{-\gamma\,\mathrm{gap}_j}$ underflows to 0 (the threshold printed above) and $Z = 1$. The
-# threshold is about the whole column: a single weight can be 0 a little below it, when $Z > 1$
-# (exercise 01.8).*
+# threshold is about the whole column: a single weight can be 0 a little below it, when $Z \ge 2$
+# (two tied nearest centers; exercise 01.8).*
 
 # %% [markdown]
 # **Where and when they part, at γ = 10.** The same animation for the γ = 10 run
@@ -511,7 +511,7 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 #   other point (−2). An empty cluster therefore keeps its center (Lloyd's "keep"); without the center
 #   tokens among the keys it jumps to the mean of all points, and the authors' linear update raises.
 # - At finite γ block 1 writes soft assignments. A point's column is exactly one-hot in float64 only
-#   when $\gamma\,\mathrm{gap}_j > 745.13$ for every other center $j$, yet on the toy example the labels
+#   when $\gamma\,\mathrm{gap}_j > 745.133$ for every other center $j$, yet on the toy example the labels
 #   match Lloyd's long before every column is one-hot.
 
 # %% [markdown]
@@ -826,7 +826,7 @@ check("01.7", answer)
 # %% [markdown]
 # ### BEGIN SOLUTION
 # *Model answer.* γ* ≈ 600, while $745/\mathrm{gap} \approx 6 \times 10^6$ (the smallest gap,
-# $1.3\times 10^{-4}$, is point 20's at Lloyd's second step). The bound $\gamma\cdot\mathrm{gap} > 745.13$
+# $1.3\times 10^{-4}$, is point 20's at Lloyd's second step). The bound $\gamma\cdot\mathrm{gap} > 745.133$
 # for every point and step makes every column of block 1 exactly one-hot, hence the whole computation
 # exactly Lloyd's: it is sufficient, far from necessary. The labels only need every argmin preserved. Just below γ*, layer 1's soft
 # weights move the centers by about $4\times 10^{-4}$, enough to reverse point 20's
@@ -861,7 +861,7 @@ count = n_one_hot(X_v, C0_v, 1e4)
 assert count == kmeans_transformer(X_v, C0_v, 1, gamma=1e4).one_hot[0]
 print(f"gamma = 1e4: {count} of {X_v.shape[1]} columns exactly one-hot after layer 1")
 # the threshold is about a whole column: with two tied nearest centers (Z = 2) a third weight at
-# gamma * gap = 744.6 < 745.13 is exactly 0, since exp(-744.6) is a subnormal that rounds to 0 when halved
+# gamma * gap = 744.6 < 745.133 is exactly 0, since exp(-744.6) is a subnormal that rounds to 0 when halved
 tied = kmt_ref.softmax(np.array([[0.0], [0.0], [-744.6]]), 1.0)[:, 0]
 print("softmax of the scores (0, 0, -744.6):", tied, "| exp(-744.6) =", np.exp(-744.6))
 assert tied[2] == 0.0 and np.exp(-744.6) > 0
@@ -876,8 +876,8 @@ check("01.8", answer)
 # *Model answer.* 3,900 of the 10,000 points. Block 1's softmax subtracts the maximum score, so the
 # nearest center gets $e^0 = 1$ and center $j$ gets $e^{-\gamma\,\mathrm{gap}_j}$. The smallest
 # positive float64 is $2^{-1074} \approx 4.9\times 10^{-324} = e^{-744.44}$; `exp` rounds to 0
-# below half of it, $e^{-745.13}$. So column $i$ is exactly $e_{j^*}$ iff
-# $\gamma\,\mathrm{gap}_j > 745.13$ for every $j \ne j^*$ (the nearest weight is then $1/(1 + 0) = 1$).
+# below half of it, $e^{-745.133}$. So column $i$ is exactly $e_{j^*}$ iff
+# $\gamma\,\mathrm{gap}_j > 745.133$ for every $j \ne j^*$ (the nearest weight is then $1/(1 + 0) = 1$).
 # A column with a weight of $10^{-300}$ is not one-hot, though that weight changes nothing visible. The
 # threshold counts columns, not single weights: when two centers tie for the nearest, $Z = 2$, and a third
 # weight $e^{-744.6}/2$ is exactly 0 although $e^{-744.6}$ is not (the second line printed above); such a

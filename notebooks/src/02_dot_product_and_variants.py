@@ -36,7 +36,7 @@
 # generic layer `kmt_ref.core.attention.layer_forward`.
 #
 # *Annotator's remark:* Theorem 2.2 is stated here as a technical summary of the paper reports it (not
-# verified against the paper's text, which was not available to us): dot-product attention runs k-means
+# verified against the paper's text, which is not among our sources): dot-product attention runs k-means
 # exactly when the tokens carry their squared norms and a ReQU feed-forward block updates them. The explicit construction (token layout,
 # weights, the empty-cluster token, block 2) is the project's own ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open), "(open)"); the
 # authors' code has no Theorem 2.2 model.
@@ -460,9 +460,9 @@ check("02.11", answer)
 # The transformer changes three things in Theorem 2.1: the embedding scales every point to unit
 # length, block 1 uses dot-product scores (cosines), and block 3's output $[\mu_j; 0]$ goes
 # through RMSNorm without centering and gain $1/\sqrt{d_{emb}}$, which is exactly $[\mu_j/\|\mu_j\|; 0]$.
-# *Where* the RMSNorm sits is the project's choice **(open)**: the paper describes spherical k-means by
-# dot-product attention and a token-wise normalization such as RMSNorm (reported by the paper, from a
-# summary), without a place for it.
+# *Where* the RMSNorm sits is the project's choice **(open)**: a summary of the paper mentions only
+# dot-product attention and a token-wise normalization such as RMSNorm for spherical k-means, and gives
+# no place for it.
 # The data: three groups of directions on the circle, with random lengths (which must not matter).
 
 # %%
@@ -845,8 +845,7 @@ answer = None  # explored; see the model answer
 # direction of the rounding error** of the sum that was formed. Rotated by 0.1, 0.3 or 1.0 rad, the
 # data keep their symmetry, but the center does not turn with them: its angles above are not the first
 # ones plus the rotation. Which angles come out depends on how the sum is rounded, so another numpy can
-# print other angles, and with some versions the same angle for every order (the run above prints a
-# different angle for different orders); the center does not turn with the rotated data either way. The
+# print other angles (the run above prints two angles, depending on the order); the center does not turn with the rotated data either way. The
 # transformer gives exactly the same numbers as `spherical_kmeans`, because both sum in the same order
 # (the code documents that choice), but that agreement is about summation order, not about the data.
 #

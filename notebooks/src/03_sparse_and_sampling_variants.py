@@ -720,7 +720,7 @@ check("03.2", answer)
 # ### BEGIN SOLUTION
 # **(a)** The problem $\min_p \tfrac12\|p - z\|^2$ subject to $p \ge 0$, $\sum_i p_i = 1$ is strictly convex with linear
 # constraints, so the KKT conditions characterise its unique solution: $p_i - z_i + t - \nu_i = 0$, $\nu_i \ge 0$,
-# $\nu_i p_i = 0$ (multipliers $t$ and $\nu_i$). Where $p_i > 0$: $p_i = z_i - t$; where $p_i = 0$: $z_i - t = -\nu_i \le 0$. So $p = [z - t]_+$,
+# $\nu_i p_i = 0$ (multipliers $t$ and $\nu_i$; $t$ is a multiplier here, not a layer index, and its value at the solution is the threshold τ). Where $p_i > 0$: $p_i = z_i - t$; where $p_i = 0$: $z_i - t = -\nu_i \le 0$. So $p = [z - t]_+$,
 # with $t$ fixed by $\varphi(t) = \sum_i [z_i - t]_+ - 1 = 0$. A sum of positive parts is the largest sum over a subset
 # of the terms $z_i - t$, and the best subset of each size $s$ is a top set, so
 # $\varphi(t) = \max_{s \ge 0}(z_{1:s} - s t) - 1$. Hence $\varphi(t) = 0$ iff $z_{1:s} - 1 \le s t$ for every $s \ge 1$
@@ -837,7 +837,7 @@ check("03.5", answer)
 # almost Lloyd. It takes γ ≈ 0.03864 to drop every outlier at the first step (the outlier nearest its center, at
 # squared distance 1.23, is the last to go). In a cluster of $n_j$ members an outlier is dropped once
 # $\gamma \sum_i (D_o - D_i) \ge \sqrt d$, i.e. once its squared distance exceeds the members' mean by about
-# $\sqrt d/(\gamma n_j)$, which is 4.7 at γ = 0.01 and $n_j$ = 30: γ has to be chosen for the scale of the data's
+# $\sqrt d/(\gamma n_j)$, which is 4.4 at γ = 0.01 and $n_j$ = 32 (the clusters that hold the outliers): γ has to be chosen for the scale of the data's
 # squared distances.
 # ### END SOLUTION
 
@@ -970,7 +970,7 @@ for j in range(k):
 # outliers, but at n_o = 10 it keeps 5 of them and at n_o = 40 its objective (+1.48) is as bad as Lloyd's: it breaks
 # first, as soon as the outliers outnumber the trimming proportion. It needs ρ ≥ n_o/n, the share of outliers, known in
 # advance; with ρ = n_o/n it trims every outlier again (−0.908 at every n_o). k-medoids never samples an outlier (at
-# γ = 20 and the first step with 4 outliers their probability is 1e-12 or less, printed last), but its objective is
+# γ = 20 and the first step with 4 outliers their probability is at most about 3e-12, printed last), but its objective is
 # the worst of the robust rules for a reason unrelated to the outliers: γ times a blob's mean squared spread is about
 # 0.1 (printed), so the softmax over a blob is nearly uniform and each
 # center is an almost random member. Without any outlier its inlier log J over 20 seeds ranges from −0.48 to +0.22

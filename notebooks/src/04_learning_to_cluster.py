@@ -6,9 +6,9 @@
 # experiment as a summary of the paper and the authors' code describe it: take **the same
 # encoder–decoder layer** as Theorem 2.1, forget the hand-set weights, learn all twelve Q, K, V (with
 # biases) by gradient descent on random clustering tasks, and apply the trained layer T = 20 times.
-# The trained layer **beats Lloyd's algorithm** on tasks from the training distribution (mean log
-# objective ≈ 5.0 vs ≈ 5.25 for Lloyd), and without the one-hot rows (the *d-only* ablation) it does worse
-# than Lloyd (≈ 5.35) (reported by the paper, from a summary; not verified against the paper's text).
+# A summary of the paper reports that the trained layer **beats Lloyd's algorithm** on tasks from the
+# training distribution (mean log objective ≈ 5.0 vs ≈ 5.25 for Lloyd), and that without the one-hot rows
+# (the *d-only* ablation) it does worse than Lloyd (≈ 5.35); we could not check this against the paper's text.
 #
 # **Learning objectives.** After this notebook you can
 #
@@ -225,8 +225,7 @@ fig.tight_layout()
 # *The curve falls fast from the random start, then sits on a **plateau** for hundreds of steps (the
 # range printed for steps 150–800: one step of the layer leaves an objective 66–99% above one Lloyd
 # step). Then it drops (below 1.3 from the step printed) to about 1 and stays near it (the median
-# printed): one step of the trained layer does about as well as one Lloyd step. A run stopped on the
-# plateau ends above Lloyd's algorithm on these tasks, above even the start. After 3,000 steps and
+# printed): one step of the trained layer does about as well as one Lloyd step. After 3,000 steps and
 # applied 20 times, the trained layer ends below Lloyd's algorithm in the mean (printed above), like the
 # paper's trained layer in its own setting (reported by the paper, from a summary). The mean hides two kinds of
 # task: on most, the layer ends a little above Lloyd; on about a fifth, far below. Exercise 04.5 shows
@@ -252,8 +251,8 @@ fig.tight_layout()
 # ```
 #
 # Each file holds the weights, the configuration, the seed and the training history. The configuration
-# `paper` is the authors' setting (their `expts.md`: n = 512, d = 32, k = 10, 10,000 steps, loss
-# temperature 10; batch 32 in their `expt-run.sh`); the cell prints the steps of each model, and, beside them, those of the quick
+# `paper` is the authors' main setting (their `expts.md`: n = 512, d = 32, k = 10, 10,000 steps, loss
+# inverse temperature λ = 10, `LI=10.0`; batch 32 in their `expt-run.sh`); the cell prints the steps of each model, and, beside them, those of the quick
 # run of section 4. The paper-scale model has the same plateau as the quick run; its validation score
 # falls below 1.3 later (the last column).
 
@@ -489,7 +488,7 @@ assert np.all(np.diag(W["4"]) > 0.9)                           # block 4 attenti
 # ## Summary
 #
 # - A training task is a Gaussian mixture, min-max scaled per dimension, with a random k-subset of its
-#   points as the start; the paper-scale models here use the authors' setting (their `expts.md`):
+#   points as the start; the paper-scale models here use the authors' main setting (their `expts.md`):
 #   n = 512, d = 32, k = 10.
 # - The trainable model is the generic `layer_forward` of notebook 01 with twelve learned Q, K, V and
 #   biases (21,672 numbers at d = 32, k = 10). The loss is a smoothed upper bound of the k-means

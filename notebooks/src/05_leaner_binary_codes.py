@@ -241,7 +241,7 @@ assert o[2] < f[2] < 10 * o[2] and 100 * f[2] < b[2]   # the flag: a little abov
 # at −1: one token at weight $e^{-\gamma}$ relative to a member, beside the non-members' $e^{-2\gamma}$. It
 # costs little: at γ ≤ 3 its curve lies on the plain one-hot one, at γ = 10 it is a few times above it and
 # more than a hundred times below binary (the numbers printed above), and from γ = 30 both are at rounding
-# (the dotted floor, 1e-12). The binary shift puts the center's own token at $-m\delta^2$, closer still:
+# (5.6e-16, printed; drawn at the dotted floor, 1e-12). The binary shift puts the center's own token at $-m\delta^2$, closer still:
 # exact at γ = ∞, it costs the most at finite γ (still above the floor at γ = 100: the last row printed).*
 
 # %% [markdown]
@@ -320,7 +320,7 @@ print("the follow-up's Table 1 (GPU, ms) at k = 1000:", ", ".join(f"{e} {v:.2f}"
 #
 # `python -m kmt_ref train --config paper --embedding binary` trains the one-layer model of notebook 04
 # on binary-code tokens ($d_{emb} = 36$ at $d = 32$, $k = 10$; the cell prints the parameter counts). The
-# committed model `paper_binary` is trained at the authors' setting (their `expts.md`: n = 512, d = 32,
+# committed model `paper_binary` is trained at the authors' main setting (their `expts.md`: n = 512, d = 32,
 # k = 10, 10,000 steps), seed 0; its evaluation on the same 320 seeded tasks as notebook 04's models is
 # stored in `kmt_ref/models/evaluation_binary.npz`.
 # *Follow-up, Section 4 (Figure 6, with its own loss):* with re-embedding at every step, binary and
@@ -361,7 +361,7 @@ assert final["binary"][:, -1].mean() < final["Lloyd"][:, -1].mean() < final["d-o
 #   lowest-index hardmax keeps Lloyd's rule.
 # - At finite γ a non-member is one bit away instead of two: in kmt_ref's unscaled scores the binary
 #   decoder leaks about $e^{\gamma}$ times more (the follow-up divides its scores by $\sqrt{d_{emb}}$).
-# - Trained at the authors' setting (their `expts.md`), the binary model beats Lloyd as the one-hot one
+# - Trained at the authors' main setting (their `expts.md`), the binary model beats Lloyd as the one-hot one
 #   does, with 26% fewer parameters (section 8 prints both).
 
 # %% [markdown]

@@ -84,8 +84,8 @@ def test_lloyd_comparison_says_who_wins():
            "#   trained layer, 2 steps      1.900\n" in win
     assert "(python -m kmt_ref evaluate runs/m.npz --tasks 2 --steps 2 prints the same numbers)" in win
     assert win.splitlines()[-1] == ("# The trained layer beats Lloyd's algorithm on these tasks: 0.200 lower in mean "
-                                    "log objective after T=2 (it ends lower on 50% of the tasks). The paper reports "
-                                    "that its trained layer ends below Lloyd (reported by the paper, from a summary).")
+                                    "log objective after T=2 (it ends lower on 50% of the tasks). A summary of the paper "
+                                    "reports that its trained layer ends below Lloyd.")
     lose = lloyd_comparison(_result((2.0, 2.2), (2.1, 2.2)), cfg, "runs/m.npz")  # mean 2.15 > 2.1
     assert lose.splitlines()[-1].startswith("# The trained layer does not beat Lloyd's algorithm: 0.050 higher")
     assert "it ends lower on 0% of the tasks" in lose
@@ -98,7 +98,7 @@ def test_lloyd_comparison_says_who_wins():
 
 
 def test_small_config_is_the_paper_protocol_at_d_8(capsys):
-    """The small configuration differs from the authors' setting only in sizes and length (d = 8: at d = 4 the
+    """The small configuration differs from the authors' main setting only in sizes and length (d = 8: at d = 4 the
     layer ends near Lloyd, see kmt_ref.learning.config.CONFIGS), and the train command checks --eval-tasks."""
     small, paper = CONFIGS["small"], TrainConfig()
     differ = {f.name for f in dataclasses.fields(TrainConfig) if getattr(small, f.name) != getattr(paper, f.name)}

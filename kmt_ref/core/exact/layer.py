@@ -175,16 +175,16 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
     labels = one_hot_columns(keys[0]) if labels is None else labels
     if labels is None or any(P.shape[-1] > CHUNK for P in parts[1:]):
         return None
-    kq, q = QZ.shape  # kq = k, the one-hot rows
-    basis = onp.concatenate([onp.eye(kq), onp.zeros((kq, 1))], axis=1)  # the k + 1 possible keys
-    table = scores_from_projections(basis, QZ, "euclidean", scale)  # (k + 1, q)
+    kq, q = QZ.shape  # kq = the projected rows: k one-hot rows (k + 1 with the flag row)
+    basis = onp.concatenate([onp.eye(kq), onp.zeros((kq, 1))], axis=1)  # the kq + 1 possible keys
+    table = scores_from_projections(basis, QZ, "euclidean", scale)  # (kq + 1, q)
     rest = [scores_from_projections(Kp, QZ, "euclidean", scale) for Kp in keys[1:]]  # small (r_p, q)
-    present = onp.bincount(onp.where(labels < 0, kq, labels), minlength=kq + 1) > 0  # (k + 1,); a zero key: row k
+    present = onp.bincount(onp.where(labels < 0, kq, labels), minlength=kq + 1) > 0  # (kq + 1,); a zero key: row kq
     best = onp.max(onp.concatenate([table[present]] + rest), axis=0)  # (q,) the maximum of each query
     top_table, top_rest = table == best, [S == best for S in rest]
     if onp.any(top_table[present].sum(axis=1) > 1) or any(onp.any(t.sum(axis=1) > 1) for t in top_rest):
         return None  # a key serving two queries: the plain path's dense mean
-    query_of = onp.where(top_table.any(axis=1), onp.argmax(top_table, axis=1), -1)  # (k + 1,)
+    query_of = onp.where(top_table.any(axis=1), onp.argmax(top_table, axis=1), -1)  # (kq + 1,)
     seg = query_of[labels]  # (r_0,) the query each key of the first part serves, -1 for none
     member = seg >= 0
     every = bool(member.all())  # (the usual case: no mask to apply)
