@@ -1,10 +1,8 @@
-"""docs/PERFORMANCE.md holds exactly the benchmark tables :mod:`kmt_ref.bench_reports` prints from the committed runs.
+"""The benchmark tables of :mod:`kmt_ref.bench_reports`: read from the committed runs, refusing a malformed file.
 
-A table sits between ``<!-- report NAME -->`` and ``<!-- end report -->`` (the rule of
-:func:`kmt_ref.reports.fill`; :func:`fill` below applies it to :data:`kmt_ref.bench_reports.BENCH_REPORTS`
-alone). The tests fail while the page holds another text (a number edited by hand, a table left behind
-after new runs were committed), and while a results file that is not what the benchmarks write would give
-a table instead of an error.
+That docs/PERFORMANCE.md holds exactly what they print, once, is tests/test_reports.py's check (the
+tables are in :data:`kmt_ref.reports.REPORTS`). Here: a results file that is not what the benchmarks
+write gives an error, never a table, and what a benchmark saves is what the table reads.
 """
 import csv
 import subprocess
@@ -16,60 +14,11 @@ import pytest
 from kmt_ref import bench_reports as br
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE = ROOT / "docs" / "PERFORMANCE.md"
-BEGIN, END = "<!-- report ", "<!-- end report -->"
-
-
-def fill(text, reports=br.BENCH_REPORTS):
-    """``text`` with every table between its markers replaced by what its function prints now."""
-    out, rest = [], text
-    while True:
-        start = rest.find(BEGIN)
-        if start < 0:
-            return "".join(out) + rest
-        head_end = rest.index("-->", start) + 3
-        name = rest[start + len(BEGIN):head_end - 3].strip()
-        if name not in reports:
-            raise ValueError(f"name={name!r} is not a report; choose one of {sorted(reports)}")
-        end = rest.find(END, head_end)
-        if end < 0:
-            raise ValueError(f"the table {name!r} has no {END!r} after it")
-        out.append(rest[:head_end] + "\n" + reports[name]() + "\n")
-        rest = rest[end:]
-
-
-def _shown(text):
-    return [line[len(BEGIN):-3].strip() for line in text.splitlines() if line.startswith(BEGIN)]
-
-
-def test_performance_page_holds_the_tables_the_code_prints():
-    text = PAGE.read_text(encoding="utf-8")
-    assert fill(text) == text, "docs/PERFORMANCE.md: a benchmark table differs from kmt_ref.bench_reports"
-
-
-def test_every_benchmark_table_is_shown_once_and_only_there():
-    assert sorted(_shown(PAGE.read_text(encoding="utf-8"))) == sorted(br.BENCH_REPORTS)
-    others = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    elsewhere = [(p.name, n) for p in others if p != PAGE for n in _shown(p.read_text(encoding="utf-8"))
-                 if n in br.BENCH_REPORTS]
-    assert elsewhere == []
 
 
 def test_the_results_are_package_data():
     for path in (br.FORWARD_CSV, br.TRAIN_CSV):
         assert path.parent == ROOT / "kmt_ref" / "datasets" and path.suffix == ".csv" and path.is_file()
-
-
-def test_fill_can_fail():
-    table = br.forward_table()
-    good = f"{BEGIN}forward -->\n{table}\n{END}\n"
-    assert fill(good) == good
-    edited = good.replace("×", "x", 1)
-    assert fill(edited) != edited
-    with pytest.raises(ValueError, match="is not a report"):
-        fill(f"{BEGIN}nothing -->\n{END}")
-    with pytest.raises(ValueError, match="has no"):
-        fill(f"{BEGIN}forward -->\n| a |\n")
 
 
 # --------------------------------------------------------------------------
