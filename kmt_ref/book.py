@@ -48,7 +48,7 @@ __all__ = ["build_book", "book_pages", "github_slug", "MARKER", "register"]
 MARKER = ".kmt_ref_book"
 
 #: the docs, in the order of the contents (others under docs/ follow, sorted)
-DOCS_ORDER = ("TEACHING", "GLOSSARY", "LAYER", "EXACTNESS", "RESULTS", "BINARY", "USAGE", "SPEC", "ARCHITECTURE",
+DOCS_ORDER = ("TEACHING", "RUBRICS", "GLOSSARY", "LAYER", "EXACTNESS", "RESULTS", "BINARY", "USAGE", "SPEC", "ARCHITECTURE",
               "PERFORMANCE")
 
 #: the MathJax configuration the bundled MathJax 2.7 offers (its TeX input, HTML-CSS output), and Safe

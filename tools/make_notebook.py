@@ -20,8 +20,11 @@ nbgrader can take the solutions notebook as its source version:
   tag line (kind, stars, minutes), read from ``kmt_ref.exercises.EXERCISES``;
 - the lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (in a code or
   a markdown cell) are kept in the solutions. In the student notebook a code
-  region becomes ``answer = None  # your code`` and a markdown region
-  ``*Your answer here.*``.
+  region becomes ``# your code: it sets `answer``` and a markdown region
+  ``*Your answer here.*``. The first code cell with a solution region of each
+  exercise starts, outside the region, with ``answer = None``, so that a cell that
+  fails before it sets ``answer`` leaves None (which ``check`` reports as a failed
+  cell), never the previous exercise's answer.
 
 In the solutions every cell holding a solution region carries nbgrader's cell
 metadata (schema 3): a code region is an "autograded answer", a markdown region a
@@ -33,9 +36,13 @@ a hidden test, ::
     assert check("NN.M", answer, quiet=True)
     ### END HIDDEN TESTS
 
-which nbgrader strips on release and restores when it autogrades. An exercise is
-worth its minutes in points, split equally over its graded cells (its tests cell and
-its manually graded answers) (open). So ``nbgrader generate_assignment``, with the
+which nbgrader strips on release and restores when it autogrades. An exercise of
+several parts (``EXERCISES[id].parts``) is graded part by part: its check cell tests
+part 1 (``check("NN.M", answer, part=1, quiet=True)``) and a cell of its own follows
+for each further part, ``# NN.M, part i of P: <what> (graded in this cell)`` with its
+hidden test, so a half-right answer gets the points of its right parts. An exercise is
+worth its minutes in points, split equally over its graded units (its tests, and each
+manually graded answer), the tests' share split equally over its parts (open). So ``nbgrader generate_assignment``, with the
 configuration docs/TEACHING.md gives, accepts the solutions notebook as it is, and its
 release is the student notebook, cell for cell (sources and metadata, checksums
 included), which therefore can be collected and autograded too.
@@ -53,11 +60,17 @@ import nbformat
 from nbclient import NotebookClient
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-CODE_STUB, TEXT_STUB = "answer = None  # your code", "*Your answer here.*"
+CODE_STUB, TEXT_STUB = "# your code: it sets `answer`", "*Your answer here.*"
+#: the first line of an exercise's first code cell with a solution region, outside the region: a cell that
+#: fails before it sets `answer` leaves None, never the previous exercise's answer
+RESET = "answer = None  # this exercise's answer, set below"
 EXERCISE_HEADING = re.compile(r"^(#{2,4}) Exercise (\d\d\.\d+)\s*$", re.M)
 #: the line of a code cell that checks an exercise: the cell becomes the exercise's autograded tests cell
 CHECK_LINE = re.compile(r'^check\("([^"]+)", answer\)\s*$', re.M)
-HIDDEN_TEST = '### BEGIN HIDDEN TESTS\nassert check("{id}", answer, quiet=True)\n### END HIDDEN TESTS'
+HIDDEN_TEST = '### BEGIN HIDDEN TESTS\nassert check("{id}", answer{part}, quiet=True)\n### END HIDDEN TESTS'
+#: the visible line of the cell that grades part i (i >= 2) of an exercise of several parts; part 1 is graded
+#: in the exercise's check cell
+PART_LINE = re.compile(r"^# (\d\d\.\d+), part (\d+) of (\d+): .* \(graded in this cell\)$")
 
 
 def parse_percent(text):
@@ -156,22 +169,41 @@ def checked_id(kind, body, exercises):
     return m.group(1)
 
 
+def expand_parts(cells, exercises):
+    """``cells`` with, after the check cell of each exercise of several parts, one cell per further part."""
+    out = []
+    for kind, body in cells:
+        out.append((kind, body))
+        tested = checked_id(kind, body, exercises)
+        if tested is not None:
+            parts = exercises[tested].parts
+            out += [("code", f"# {tested}, part {i} of {len(parts)}: {parts[i - 1]} (graded in this cell)")
+                    for i in range(2, len(parts) + 1)]
+    return out
+
+
 def grades(cells, exercises):
     """Per cell, ``(kind, id, grade_id)`` of nbgrader's graded cells, or None.
 
     ``kind`` is "tests" for the cell ``check(id, answer)`` of a checked exercise
-    (grade_id ``exNN_M_test``), else "code" or "markdown" for the i-th cell holding
-    a solution region of the exercise whose heading came last (``exNN_M_<kind><i>``).
+    (grade_id ``exNN_M_test``; ``exNN_M_test1``, ``exNN_M_test2``, ... for the cells of
+    an exercise of several parts, see :func:`expand_parts`), else "code" or
+    "markdown" for the i-th cell holding a solution region of the exercise whose
+    heading came last (``exNN_M_<kind><i>``).
     """
     out, current, count = [], None, {}
     for kind, body in cells:
         m = EXERCISE_HEADING.search(body) if kind == "markdown" else None
         current = m.group(2) if m else current
         tested = checked_id(kind, body, exercises)
+        part = PART_LINE.match(body) if kind == "code" else None
         if tested is not None:
             if ("tests", tested) in [g[:2] for g in out if g]:
                 raise ValueError(f"exercise {tested!r} has two cells `check({tested!r}, answer)`")
-            out.append(("tests", tested, f"ex{tested.replace('.', '_')}_test"))
+            suffix = "1" if exercises[tested].parts else ""
+            out.append(("tests", tested, f"ex{tested.replace('.', '_')}_test{suffix}"))
+        elif part is not None:
+            out.append(("tests", part.group(1), f"ex{part.group(1).replace('.', '_')}_test{part.group(2)}"))
         elif BEGIN in body and current is not None:
             count[current] = count.get(current, 0) + 1
             out.append((kind, current, f"ex{current.replace('.', '_')}_{kind}{count[current]}"))
@@ -180,13 +212,23 @@ def grades(cells, exercises):
     return out
 
 
+def part_of(grade_id):
+    """The part a tests cell grades (1, 2, ...), or None for a tests cell of a one-part exercise."""
+    m = re.search(r"_test(\d+)$", grade_id)
+    return int(m.group(1)) if m else None
+
+
 def exercise_points(cells, exercises):
-    """{grade_id: points}: each exercise's minutes split equally over its graded cells (tests and markdown)."""
-    graded = {}
+    """{grade_id: points}: each exercise's minutes split equally over its graded units (its tests, and each
+    manually graded answer), the tests' share split equally over the parts' cells."""
+    units = {}
     for kind, id, grade_id in filter(None, grades(cells, exercises)):
-        if kind != "code":  # an autograded answer carries no points: its exercise's tests cell does
-            graded.setdefault(id, []).append(grade_id)
-    return {gid: round(exercises[id].minutes / len(gids), 2) for id, gids in graded.items() for gid in gids}
+        if kind == "tests":
+            units.setdefault(id, {}).setdefault("tests", []).append(grade_id)
+        elif kind == "markdown":  # an autograded answer carries no points: its exercise's tests cell does
+            units.setdefault(id, {})[grade_id] = [grade_id]
+    return {gid: round(exercises[id].minutes / len(unit) / len(gids), 2)
+            for id, unit in units.items() for gids in unit.values() for gid in gids}
 
 
 #: the opening of a relative link target in markdown: ``](`` not followed by a scheme, ``/`` or ``#``
@@ -206,7 +248,7 @@ def notebooks_from_source(src):
     """(student, solutions) notebooks, not executed, for a source file."""
     from kmt_ref.exercises import EXERCISES
 
-    cells = parse_percent(Path(src).read_text())
+    cells = expand_parts(parse_percent(Path(src).read_text()), EXERCISES)
     graded, points = grades(cells, EXERCISES), exercise_points(cells, EXERCISES)
     stem = Path(src).stem
     tested = {grade[1] for grade in graded if grade and grade[0] == "tests"}
@@ -222,7 +264,10 @@ def notebooks_from_source(src):
                 body = expand_exercise_headings(body, EXERCISES)
             meta = {} if grade is None else nbgrader_metadata(grade[0], grade[2], points.get(grade[2]))
             if version == "solutions" and grade is not None and grade[0] == "tests":
-                body = body + "\n" + HIDDEN_TEST.format(id=grade[1])  # the released cell is the check alone
+                part = part_of(grade[2])
+                body = body + "\n" + HIDDEN_TEST.format(id=grade[1], part="" if part is None else f", part={part}")
+            if kind == "code" and BEGIN in body and grade is not None and grade[2].endswith("_code1"):
+                body = RESET + "\n" + body  # outside the solution region: released as it is
             if version == "solutions" and kind == "markdown" and not meta:  # stored one folder deeper
                 body = relocate_links(body)
             if version == "student":

@@ -17,8 +17,10 @@ difficulty, minutes, learning objective, whether it is checked); the table in
 """
 from __future__ import annotations
 
+import sys
+
 from . import nb01, nb02, nb03, nb04, nb05  # noqa: F401  (each registers its notebook's exercises)
-from ._registry import KINDS, NOTEBOOKS, REGISTRY, Exercise, Wrong
+from ._registry import _RUNNING, KINDS, NOTEBOOKS, REGISTRY, Exercise, Wrong
 
 __all__ = ["EXERCISES", "Exercise", "KINDS", "NOTEBOOKS", "check", "report", "table", "Wrong"]
 
@@ -35,7 +37,25 @@ def _get(id):
     return EXERCISES[id]
 
 
-def check(id, answer, *, quiet=False):
+def _last_cell_failed():
+    """True when this runs in IPython and the cell run before this one raised an error."""
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return shell is not None and getattr(shell, "last_execution_succeeded", True) is False
+
+
+def _run(ex, answer, part):
+    """(ok, message) of one part (or of the whole answer, part None) of a checked exercise."""
+    _RUNNING["exercise"] = ex
+    try:
+        message = ex.checker(answer) if part is None else ex.checker(answer, part)
+        return True, message or "correct"
+    except Wrong as wrong:
+        return False, f"not yet: {wrong}"
+    finally:
+        _RUNNING["exercise"] = None
+
+
+def check(id, answer, *, part=None, quiet=False):
     """Check a student's answer to exercise ``id``.
 
     Parameters
@@ -44,35 +64,51 @@ def check(id, answer, *, quiet=False):
         The exercise, e.g. ``"01.1"``.
     answer : object
         What the exercise asks for; None means "not attempted yet".
+    part : int, optional
+        For an exercise of several parts (``EXERCISES[id].parts``), check part
+        ``part`` (1, 2, ...) alone; nbgrader grades each part in a cell of its own.
+        By default every part is checked, and each prints its line.
     quiet : bool, default False
         If True, print nothing.
 
     Returns
     -------
     bool
-        True if the answer is right. False if it is wrong or None (with a hint
-        printed), and for an exercise graded by reading (its model answer is in
-        the solutions).
+        True if the answer (or the part asked for) is right. False if it is wrong
+        or None (with a hint printed), and for an exercise graded by reading (its
+        model answer is in the solutions).
 
     Raises
     ------
     ValueError
-        If ``id`` is not an exercise.
+        If ``id`` is not an exercise, or ``part`` not one of its parts.
     """
     ex = _get(id)
+    if part is not None and (isinstance(part, bool) or part not in range(1, len(ex.parts) + 1)):
+        raise ValueError(f"part={part!r}: exercise {id} has "
+                         + (f"parts 1 to {len(ex.parts)}" if ex.parts else "no parts"))
+    lines = []
     if not ex.checked:
         ok, message = False, "this exercise is graded by reading: compare with the model answer in the solutions"
     elif answer is None:
-        ok, message = False, "not attempted yet: set `answer` in the cell above and run this cell again"
+        ok = False
+        message = ("the cell above raised an error before it set `answer`: fix it and run it again"
+                   if _last_cell_failed() else
+                   "not attempted yet: set `answer` in the cell above and run this cell again")
+    elif not ex.parts:
+        ok, message = _run(ex, answer, None)
     else:
-        try:
-            ok, message = True, ex.checker(answer) or "correct"
-        except Wrong as wrong:
-            ok, message = False, f"not yet: {wrong}"
-    if ex.checked:
+        numbers = [part] if part is not None else range(1, len(ex.parts) + 1)
+        results = [(i, *_run(ex, answer, i)) for i in numbers]
+        ok = all(r[1] for r in results)
+        right = sum(r[1] for r in results)
+        message = (f"part {part} of {len(ex.parts)}" if part is not None
+                   else f"{right} of {len(ex.parts)} parts right")
+        lines = [f"  ({i}) {ex.parts[i - 1]}: {'✓' if good else '✗'} {text}" for i, good, text in results]
+    if ex.checked and part is None:
         _RESULTS[id] = ok
     if not quiet:
-        print(f"[{id}] {'✓' if ok else '✗'} {message}")
+        print("\n".join([f"[{id}] {'✓' if ok else '✗'} {message}", *lines]))
     return ok
 
 
@@ -92,5 +128,9 @@ def table():
             "|---|---|---|---|---|---|---|"]
     for ex in EXERCISES.values():
         what = ex.checks if ex.checked else "no: model answer in the solutions"
+        if ex.parts:
+            what += f"; graded in {len(ex.parts)} parts: " + "; ".join(f"({i}) {p}" for i, p in enumerate(ex.parts, 1))
+        if ex.forbidden:
+            what += "; the student's function may not call " + ", ".join(f"`{f.__name__}`" for f in ex.forbidden)
         rows.append(f"| {ex.id} | {ex.title} | {ex.kind} | {ex.stars} | {ex.minutes} | {what} | {ex.objective} |")
     return "\n".join(rows)

@@ -19,12 +19,15 @@ about the form.
 """
 from __future__ import annotations
 
+import sys
+import types
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import numpy as np
 
-__all__ = ["Exercise", "Wrong", "exercise", "REGISTRY", "KINDS", "NOTEBOOKS",
+__all__ = ["Exercise", "Wrong", "exercise", "REGISTRY", "KINDS", "NOTEBOOKS", "ForbiddenCall", "forbidden",
            "as_float", "as_int", "as_array", "as_choice", "as_bool", "expect", "call_answer", "multiple_choice",
            "DIGITS", "NEAR", "digits_tolerance", "expect_value"]
 
@@ -69,8 +72,17 @@ class Exercise:
     checks : str
         What ``check`` verifies (for the instructor's table); empty if unchecked.
     checker : callable or None
-        ``checker(answer) -> str`` raising :class:`Wrong`; None for exercises
-        graded by reading (their model answer is in the solutions).
+        ``checker(answer) -> str`` raising :class:`Wrong`; for an exercise with
+        ``parts``, ``checker(answer, part) -> str`` for part 1, 2, ... alone. None
+        for exercises graded by reading (their model answer is in the solutions).
+    parts : tuple of str
+        For an answer of several parts graded apart (partial credit), what each
+        part is; empty for an answer graded as one.
+    forbidden : tuple of callables
+        The kmt_ref functions a function the student writes may not call, even
+        through another kmt_ref function, while the checker runs it
+        (:func:`call_answer`); every function of ``kmt_ref.exercises`` is
+        forbidden too.
     """
 
     id: str
@@ -82,11 +94,18 @@ class Exercise:
     objective: str
     checks: str = ""
     checker: Optional[Callable] = None
+    parts: tuple = ()
+    forbidden: tuple = ()
 
     @property
     def checked(self):
         """True if :func:`kmt_ref.exercises.check` can grade this exercise."""
         return self.checker is not None
+
+    @property
+    def n_parts(self):
+        """How many parts are graded apart (1 for an answer graded as one)."""
+        return max(1, len(self.parts))
 
     @property
     def stars(self):
@@ -103,9 +122,13 @@ class Exercise:
 REGISTRY: dict = {}
 
 
-def exercise(id, title, *, kind, difficulty, minutes, objective, checks=""):
+def exercise(id, title, *, kind, difficulty, minutes, objective, checks="", parts=(), forbid=()):
     """Register an exercise. Used as a decorator on its checker, or called alone
-    (``exercise(...)(None)``) for an exercise graded by reading."""
+    (``exercise(...)(None)``) for an exercise graded by reading.
+
+    ``parts`` names the parts graded apart (the checker then takes ``(answer, part)``);
+    ``forbid`` lists the kmt_ref functions a student's function may not call (see
+    :func:`call_answer`)."""
     nb = id.split(".")[0]
     if nb not in NOTEBOOKS or id in REGISTRY:
         raise ValueError(f"exercise id {id!r}: unknown notebook or registered twice")
@@ -119,7 +142,15 @@ def exercise(id, title, *, kind, difficulty, minutes, objective, checks=""):
             raise ValueError(f"exercise {id!r}: a quiz is checked, of difficulty 1, and takes a minute or two")
         if (checker is None) != (not checks):
             raise ValueError(f"exercise {id!r}: a checked exercise says what it checks, an unchecked one does not")
-        REGISTRY[id] = Exercise(id, title, NOTEBOOKS[nb], kind, difficulty, int(minutes), objective, checks, checker)
+        if (parts or forbid) and checker is None:
+            raise ValueError(f"exercise {id!r}: parts and forbidden functions belong to a checked exercise")
+        if len(parts) == 1 or not all(isinstance(p, str) and p for p in parts):
+            raise ValueError(f"exercise {id!r}: parts={parts!r} should be two or more names, or none")
+        for fn in forbid:
+            if not isinstance(fn, types.FunctionType):
+                raise TypeError(f"exercise {id!r}: forbid holds {fn!r}, not a plain Python function")
+        REGISTRY[id] = Exercise(id, title, NOTEBOOKS[nb], kind, difficulty, int(minutes), objective, checks, checker,
+                                tuple(parts), tuple(forbid))
         return checker
 
     return register
@@ -200,13 +231,88 @@ def expect(condition, hint):
         raise Wrong(hint)
 
 
-def call_answer(fn, *args):
-    """``fn(*args)`` for an answer that is a function: anything it raises becomes a hint (Wrong)."""
-    expect(callable(fn), f"expected a function, got {type(fn).__name__}")
+# ----------------------------------------------------------------------------- a student's function
+class ForbiddenCall(Exception):
+    """Raised by a kmt_ref function that the running exercise does not allow its student's function to call."""
+
+
+#: the exercise whose checker runs now (set by kmt_ref.exercises.check), and the forbidden calls seen
+_RUNNING: dict = {"exercise": None, "called": []}
+
+
+def _raise_forbidden(name):
+    _RUNNING["called"].append(name)
+    raise ForbiddenCall(f"{name} is not allowed in this exercise")
+
+
+def _raiser(fn):
+    """A code object for ``fn`` that raises ForbiddenCall: ``fn``'s name is a constant of the code, so the
+    code needs no closure and fits any plain function, whatever its own free variables and defaults."""
+    if fn.__code__.co_freevars:
+        return None  # a closure's code can only be swapped for code with the same free variables
+    name = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}" if fn.__module__.startswith("kmt_ref.exercises") \
+        else fn.__name__
+    source = (f"def {fn.__name__}(*args, **kwargs):\n"
+              f"    __import__('kmt_ref.exercises._registry', fromlist=['_raise_forbidden'])"
+              f"._raise_forbidden({name!r})\n")
+    namespace = {}
+    exec(compile(source, f"<forbidden {name}>", "exec"), namespace)
+    return namespace[fn.__name__].__code__
+
+
+def _exercise_functions():
+    """Every plain function of the checkers' modules ``kmt_ref.exercises.nb01`` ... (what computes the answers)."""
+    out = []
+    for modname, module in list(sys.modules.items()):
+        if modname.startswith("kmt_ref.exercises.nb") and module is not None:
+            out += [v for v in vars(module).values() if isinstance(v, types.FunctionType) and v.__module__ == modname]
+    return out
+
+
+@contextmanager
+def forbidden(functions):
+    """While the block runs, every function of ``functions`` raises :class:`ForbiddenCall` when called,
+    however it was imported (its code object is swapped, so every name bound to it sees the change)."""
+    saved = []
     try:
-        return fn(*args)
+        for fn in dict.fromkeys(functions):  # each function once
+            code = _raiser(fn)
+            if code is not None:
+                saved.append((fn, fn.__code__))
+                fn.__code__ = code
+        yield
+    finally:
+        for fn, code in saved:
+            fn.__code__ = code
+
+
+def call_answer(fn, *args):
+    """``fn(*args)`` for an answer that is a function: anything it raises becomes a hint (Wrong).
+
+    While it runs, the functions the running exercise forbids (:attr:`Exercise.forbidden`) and every
+    function of ``kmt_ref.exercises`` raise :class:`ForbiddenCall`; a function that calls one of them
+    fails with a hint that names it, even if it catches the error. Compute the reference answer
+    outside this call.
+    """
+    expect(callable(fn), f"expected a function, got {type(fn).__name__}")
+    ex = _RUNNING["exercise"]
+    banned = list(ex.forbidden if ex is not None else ()) + _exercise_functions()
+    _RUNNING["called"] = []
+    try:
+        with forbidden(banned):
+            out = fn(*args)
     except Exception as err:  # noqa: BLE001 (a student's function may raise anything)
-        raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None
+        if not _RUNNING["called"]:
+            raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None
+        out = None
+    called = list(dict.fromkeys(_RUNNING["called"]))
+    _RUNNING["called"] = []
+    if called:
+        allowed = "" if ex is None or not ex.forbidden else \
+            f" (this exercise does without {', '.join(f.__name__ for f in ex.forbidden)})"
+        raise Wrong(f"your function calls {', '.join(called)}, directly or through another kmt_ref function: "
+                    f"that computes what the exercise asks you to compute yourself{allowed}")
+    return out
 
 
 # ----------------------------------------------------------------------------- the precision policy

@@ -108,7 +108,8 @@ def gamma_star():
 @exercise("01.1", "The tokens before and after one layer", kind="code", difficulty=1, minutes=10,
           objective="write the point and center tokens of Theorem 2.1 and say what one layer leaves in them",
           checks="a function (X, C) -> (Xbar', Cbar') equals layer_forward's output on three inputs "
-                 "(y and flag rows exactly, centers to 1e-12 in float64; float32 gets a hint about the dtype)")
+                 "(y and flag rows exactly, centers to 1e-12 in float64; float32 gets a hint about the dtype)",
+          forbid=(layer_forward, run_layers, kmeans_transformer))
 def _c(answer):
     for name, X, C in _cases():
         d, n = X.shape
@@ -149,29 +150,34 @@ def tie_layer():
           objective="explain the hardmax tie rule of block 1 and the averaging hardmax of block 3",
           checks="a triple (the middle point's y (2,), block 3's scores of its token against the two centers "
                  "(2,), the centers after one layer (1, 2)) with hardmax_average in block 1 on the tie example, "
-                 "each to 4 significant digits")
-def _c(answer):
+                 "each to 4 significant digits",
+          parts=("the middle point's y", "block 3's scores of the middle point", "the centers after one layer"))
+def _c(answer, part):
     expect(isinstance(answer, (tuple, list)) and len(answer) == 3,
            "answer = (y, scores, centers): the middle point's y, block 3's scores of its token, the new centers")
     y, scores, C = tie_layer()
-    expect_value(answer[0], y, what="the middle point's y",
-                 wrong=[([1.0, 0.0], "that is the lowest-index hardmax (Lloyd's rule); with the averaging "
-                                     "hardmax, where does the tied point put its weight?")],
-                 hint="not the y block 1 writes for the middle point: its scores against the two centers tie; "
-                      "how does hardmax_average share the weight among tied keys?")
-    expect_value(answer[1], scores, what="block 3's scores of the middle point",
-                 wrong=[([0.0, 0.0], "0 is a member's score (y = e_j); block 3 scores a token by "
-                                     "-||e_j - y||^2: what is that for y = (1/2, 1/2)?")],
-                 hint="not block 3's scores: block 3 scores the middle point's token against center j by "
-                      "-||e_j - y||^2 (print tr.layers[0].scores['3'] with record=True)")
+    if part == 1:
+        expect_value(answer[0], y, what="the middle point's y",
+                     wrong=[([1.0, 0.0], "that is the lowest-index hardmax (Lloyd's rule); with the averaging "
+                                         "hardmax, where does the tied point put its weight?")],
+                     hint="not the y block 1 writes for the middle point: its scores against the two centers tie; "
+                          "how does hardmax_average share the weight among tied keys?")
+        return "right: the tied point shares its weight equally between the two centers"
+    if part == 2:
+        expect_value(answer[1], scores, what="block 3's scores of the middle point",
+                     wrong=[([0.0, 0.0], "0 is a member's score (y = e_j); block 3 scores a token by "
+                                         "-||e_j - y||^2: what is that for the y of part 1?")],
+                     hint="not block 3's scores: block 3 scores the middle point's token against center j by "
+                          "-||e_j - y||^2 (print tr.layers[0].scores['3'] with record=True)")
+        return "right: block 3 scores the tied point below every member's 0"
     lloyd_c = lloyd(X_TIE, C0_TIE, 1).centers[1]
     expect_value(answer[2], C, what="the centers after one layer",
-                 wrong=[(lloyd_c, "those are Lloyd's centers (ties to the lowest index); your y and scores are "
-                                  "right: which keys reach block 3's maximum score for each center?"),
+                 wrong=[(lloyd_c, "those are Lloyd's centers (ties to the lowest index): which keys reach "
+                                  "block 3's maximum score for each center?"),
                         ([[1 / 3, 5 / 3]], "that counts the middle point half in each cluster (a weighted mean); "
                                            "block 3 at gamma = inf is a hardmax: which keys reach the maximum score?")],
                  hint="not the centers this layer produces: run it with with_block(lloyd_layer(), '1', normalizer=...)")
-    return "right: the tied point writes (1/2, 1/2), scores -1/2 against both centers, and is in neither mean"
+    return "right: the tied point is in neither mean, and the centers do not move"
 
 
 # ----------------------------------------------------------------------------- 01.3

@@ -185,14 +185,13 @@ def _written_points():
 
 
 def test_every_written_answer_has_a_rubric_worth_its_points():
-    text = (ROOT / "docs" / "TEACHING.md").read_text()
-    rubrics = text[text.index("## Rubrics for the written answers"):]
+    rubrics = (ROOT / "docs" / "RUBRICS.md").read_text()
     written = _written_points()
     for id, points in written.items():
         if EXERCISES[id].kind == "code":
             continue
         m = re.search(rf"^\*\*{re.escape(id)} · [^\n]*\(\w+; ([\d.]+) points[;)]", rubrics, re.M)
-        assert m, f"docs/TEACHING.md has no rubric for {id}"
+        assert m, f"docs/RUBRICS.md has no rubric for {id}"
         assert float(m.group(1)) == pytest.approx(points), id
         body = rubrics[m.end():].split("\n\n")[0]
         items = [float(x) for x in re.findall(r"^- ([\d.]+): ", body, re.M)]
