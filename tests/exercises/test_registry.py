@@ -190,3 +190,135 @@ def test_readme_start_here_gives_each_notebook_its_exercise_load():
     for nb, stem in NOTEBOOKS.items():
         row = next(line for line in start.splitlines() if f"notebooks/{stem}.ipynb" in line)
         assert _exercise_summary(nb) in row, f"README row for {stem}: {_exercise_summary(nb)}"
+
+
+# ----------------------------------------------------------------------------- forbidden functions
+def _registered(parts=(), forbid=(), checker=None):
+    """A throw-away exercise (removed again by the caller) with the given parts and forbidden functions."""
+    from kmt_ref.exercises._registry import REGISTRY, exercise
+    id = "05.99"
+    exercise(id, "test", kind="code", difficulty=1, minutes=1, objective="o", checks="c", parts=parts,
+             forbid=forbid)(checker)
+    return id, REGISTRY
+
+
+def test_a_forbidden_function_fails_however_it_is_imported_or_caught(capsys):
+    from kmt_ref.core import attention as attention_module
+    from kmt_ref.core.attention import layer_forward as renamed
+    from kmt_ref.exercises._registry import call_answer, expect
+
+    code = attention_module.layer_forward.__code__
+
+    def checker(fn):
+        expect(call_answer(fn, 2) == 4, "not 4")
+        return "right"
+
+    id, registry = _registered(forbid=(attention_module.layer_forward,), checker=checker)
+    try:
+        assert check(id, lambda x: 2 * x, quiet=True)
+        for shortcut in (lambda x: renamed(x), lambda x: attention_module.layer_forward(x)):
+            assert not check(id, shortcut)
+            assert "your function calls layer_forward" in capsys.readouterr().out
+
+        def swallowed(x):
+            try:
+                renamed(x)
+            except Exception:  # noqa: BLE001
+                pass
+            return 4
+
+        assert not check(id, swallowed)
+        assert "layer_forward" in capsys.readouterr().out
+        assert attention_module.layer_forward.__code__ is code  # restored after every check
+
+        def through_the_checkers(x):  # every function of the checkers' modules is forbidden
+            exercises.nb01.tie_layer()
+            return 4
+
+        assert not check(id, through_the_checkers)
+        assert "nb01.tie_layer" in capsys.readouterr().out
+        assert exercises.nb01.tie_layer()[0].tolist() == [0.5, 0.5]  # and works again afterwards
+
+        def raises(x):
+            raise KeyError("boom")
+
+        assert not check(id, raises) and "raised KeyError" in capsys.readouterr().out
+        assert attention_module.layer_forward.__code__ is code
+    finally:
+        registry.pop(id)
+
+
+def test_shortcut_through_a_higher_level_function_fails(capsys):
+    from kmt_ref import lloyd_layer, lloyd_weights, run_layers
+
+    X, C = np.array([[0.0, 1.0, 5.0]]), np.array([[0.0, 5.0]])
+
+    def one_layer(X, C):
+        params, emb = lloyd_weights(*C.shape)
+        tr = run_layers(X, params, lloyd_layer(), emb, C, 1)  # run_layers calls layer_forward
+        return emb.embed_points(X), emb.embed_centers(tr.centers[1])
+
+    assert not check("01.1", one_layer)
+    out = capsys.readouterr().out
+    assert "your function calls" in out and "run_layers" in out
+
+
+def test_registration_refuses_bad_parts_and_forbidden_objects():
+    import functools
+
+    from kmt_ref.exercises._registry import REGISTRY, exercise
+
+    def make(**kw):
+        return exercise("05.98", "t", kind="code", difficulty=1, minutes=1, objective="o", checks="c", **kw)(
+            lambda a, *p: "ok")
+
+    for parts in (("one",), ("a", "")):
+        with pytest.raises(ValueError, match="parts"):
+            make(parts=parts)
+    for bad in (np.sum, functools.lru_cache(maxsize=1)(lambda: 1), "layer_forward"):
+        with pytest.raises(TypeError, match="plain Python function"):
+            make(forbid=(bad,))
+    assert "05.98" not in REGISTRY
+
+
+# ----------------------------------------------------------------------------- parts
+def test_parts_are_graded_apart(capsys):
+    y, scores, C = exercises.nb01.tie_layer()
+    assert EXERCISES["01.2"].n_parts == 3
+    half = (y, [0.0, 0.0], C)
+    assert [check("01.2", half, part=i, quiet=True) for i in (1, 2, 3)] == [True, False, True]
+    assert check("01.2", half) is False
+    out = capsys.readouterr().out
+    assert "2 of 3 parts right" in out and out.count("\n  (") == 3
+    assert check("01.2", (y, scores, C), quiet=True)
+    for bad in (0, 4, True, "1"):
+        with pytest.raises(ValueError, match="part="):
+            check("01.2", half, part=bad)
+    with pytest.raises(ValueError, match="no parts"):
+        check("01.9", 5, part=1)
+
+
+def test_a_failed_answer_cell_is_reported_as_failed(monkeypatch, capsys):
+    import types
+
+    shell = types.SimpleNamespace(last_execution_succeeded=False)
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    assert check("01.9", None) is False
+    assert "raised an error before it set `answer`" in capsys.readouterr().out
+    shell.last_execution_succeeded = True
+    assert check("01.9", None) is False
+    assert "not attempted yet" in capsys.readouterr().out
+
+
+def test_each_exercise_resets_answer_once_outside_its_solution():
+    src = ROOT / "notebooks" / "src" / f"{NOTEBOOKS['01']}.py"
+    student, solutions = make_notebook.notebooks_from_source(src)
+    for nb in (student, solutions):
+        resets = [c for c in nb.cells if c.source.startswith(make_notebook.RESET + "\n")]
+        ids = {c.metadata["nbgrader"]["grade_id"].rsplit("_", 1)[0] for c in resets}
+        assert len(ids) == len(resets), "one reset per exercise"
+        coded = {c.metadata["nbgrader"]["grade_id"].rsplit("_", 1)[0] for c in nb.cells
+                 if c.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_code1")}
+        assert ids == coded
+    released = [c.source for c in student.cells if c.source.startswith(make_notebook.RESET)]
+    assert released and all(s == make_notebook.RESET + "\n" + make_notebook.CODE_STUB for s in released)
