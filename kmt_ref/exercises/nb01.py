@@ -45,7 +45,7 @@ from ..core.attention import attention, layer_forward
 from ..core.exact import fast_layer_forward
 from ..core.normalizers import softmax
 from ..core.tokens import projector, run_layers, with_block
-from ..data import toy_data, validation_data
+from ..data import validation_data
 from ._registry import (Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value,
                         multiple_choice)
 
