@@ -34,8 +34,8 @@
 # 7. an empty cluster, kept exactly thanks to the project's *flag* token ([SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters), "(open)");
 # 8. finite γ versus γ = ∞;
 #
-# then a summary and eight exercises: seven you can check yourself with `kmt_ref.exercises.check`, and a
-# proof (01.3) whose model answer is in the solutions.
+# then a summary and eight exercises, each checked by `kmt_ref.exercises.check` (the proof 01.3 in its
+# checkable parts; its model answer is in the solutions).
 #
 # Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions that our sources
 # leave open (ties, empty clusters) are the project's own and are fixed in [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters).
@@ -438,7 +438,7 @@ fig = plotting.plot_log_objective(curves, title="toy example: finite gamma vs Ll
 fig.axes[0].legend(fontsize=8, loc="center right")                    # between gamma = 1 (top) and the rest
 assert np.array_equal(runs[np.inf].log_objective, ref.log_objective)   # bit for bit: the curves coincide
 # exp(-t) is exactly 0 in float64 once e^-t is below half the smallest subnormal 2^-1074, i.e. for t > 1075 ln 2
-print(f"exp(-t) underflows to 0 in float64 for t > {1075 * np.log(2):.2f}: "
+print(f"exp(-t) underflows to 0 in float64 for t > 1075 ln 2 = {1075 * np.log(2):.4f}: "
       f"exp(-745.13) = {np.exp(-745.13):.1e}, exp(-745.14) = {np.exp(-745.14)}")
 assert np.exp(-745.13) > 0 and np.exp(-745.14) == 0
 
@@ -448,7 +448,7 @@ assert np.exp(-745.13) > 0 and np.exp(-745.14) == 0
 # from γ = 100 on and every label matches from γ = 10³ on, although at γ = 10³ only a few
 # assignments are exactly one-hot in float64. Block 1's softmax gives the nearest center the weight
 # $1/Z$ and center $j$ the weight $e^{-\gamma\,\mathrm{gap}_j}/Z$, so a point's column is exactly
-# $e_{j^*}$ only when $\gamma\,\mathrm{gap}_j > 745.133$ for every $j \ne j^*$: then every
+# $e_{j^*}$ only when $\gamma\,\mathrm{gap}_j > 1075 \ln 2 = 745.1332$ for every $j \ne j^*$: then every
 # $e^{-\gamma\,\mathrm{gap}_j}$ underflows to 0 (the threshold printed above) and $Z = 1$. The
 # threshold is about the whole column: a single weight can be 0 a little below it, when $Z \ge 2$
 # (two tied nearest centers; exercise 01.8).*
@@ -511,7 +511,7 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 #   other point (−2). An empty cluster therefore keeps its center (Lloyd's "keep"); without the center
 #   tokens among the keys it jumps to the mean of all points, and the authors' linear update raises.
 # - At finite γ block 1 writes soft assignments. A point's column is exactly one-hot in float64 only
-#   when $\gamma\,\mathrm{gap}_j > 745.133$ for every other center $j$, yet on the toy example the labels
+#   when $\gamma\,\mathrm{gap}_j > 1075 \ln 2 = 745.1332$ for every other center $j$, yet on the toy example the labels
 #   match Lloyd's long before every column is one-hot.
 
 # %% [markdown]
@@ -519,8 +519,10 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 #
 # Each exercise says what to put in `answer`. Run the `check` cell below it: it prints ✓, or ✗ with a
 # hint (it never prints the answer). `answer = None` means "not attempted yet". The last cell counts
-# what you have passed. Where the answer is a function, `check` calls it on several inputs, some of
-# which the notebook never shows. Tools you will need beyond the ones imported above:
+# what you have passed. Where the answer is a function, `check` calls it on inputs the notebook never shows
+# (other sizes and dimensions, a point tied between two centers, a duplicate point, an empty cluster), and
+# while it runs the library functions that would compute the answer for you raise an error: each exercise
+# names them. Tools you will need beyond the ones imported above:
 # `with_block(layer, name, **changes)` (a copy of a layer description with one block changed) and
 # `lloyd_step(X, C)` (one Lloyd iteration: `(C_new, labels)`).
 
@@ -534,7 +536,8 @@ from kmt_ref.core.tokens import with_block
 # Write a function `tokens_after_one_layer(X, C)` that returns the pair `(Xbar1, Cbar1)`: the point
 # tokens, shape `(d_emb, n)`, and the center tokens, shape `(d_emb, k)`, that one layer of Theorem 2.1
 # (with the project's flag row) outputs when it starts from `emb.embed_points(X)` and
-# `emb.embed_centers(C)`. Build them with NumPy and `lloyd_step`, not with the transformer.
+# `emb.embed_centers(C)`, for any `d`, `n` and `k`. Build them with NumPy and `lloyd_step`: your function
+# may not call `layer_forward`, `run_layers`, `kmeans_transformer` or `attention`. Return float64 arrays.
 # `answer` is the function.
 
 # %%
@@ -609,6 +612,18 @@ check("01.2", answer)
 # block 3's mean. Prove that this equals $\mu$ exactly in IEEE float64, and give two floats $c, \mu$ for
 # which $(c + \mu) - c \ne \mu$ (check them in the cell below). Why does this exactness matter for the
 # *next* layer? (Hint: what does block 3 at γ = ∞ do with a $y$ that is one-hot only up to rounding?)
+#
+# (c) Points 2 and 3 are exact duplicates, $x_2 = x_3$ (γ = ∞, $Y^{(0)} = 0$). Which statement is true?
+#
+# - (A) after a layer the two can carry different codes, $y_2 \ne y_3$, so block 2 can subtract the wrong code
+#   from point 3
+# - (B) the two carry the same code in every layer, so block 2 writes $-y_3$ into point 3 although point 3's
+#   weight sits on key 2
+# - (C) block 2 splits point 3's weight equally between keys 2 and 3
+# - (D) block 2's weights are then not the identity, so its output differs from $-Y$
+#
+# `answer` = `((c, μ), letter)`: your two floats of (b) and the letter (A to D) of (c), as a string. `check`
+# grades the two apart; the proofs of (a) and (b) are graded by reading.
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -633,6 +648,10 @@ check("01.2", answer)
 # matters because block 3 at γ = ∞ selects the keys whose score $-\|e_j - y_i\|^2$ is **exactly**
 # the maximum 0. A $y_i$ that is one-hot only up to rounding scores $-10^{-32}$ or so, no longer ties
 # with the other members, and drops out of the mean (exercise 01.6 shows what that does).
+#
+# (c) Statement B, by the argument of (a): equal points carry equal codes, so the copy the hardmax selects
+# (key 2, the lowest index) writes $-y_2 = -y_3$. Block 2's weights are not the identity then (D), but its
+# output is still $-Y$; it uses the lowest-index hardmax, which puts all of a query's weight on one key (C).
 # ### END SOLUTION
 
 # %%
@@ -640,8 +659,11 @@ check("01.2", answer)
 c, mu = 0.1, 0.2
 assert (c + mu) - c != mu and (c - c) + mu == mu
 print(f"(c + mu) - c = {(c + mu) - c!r}, (c - c) + mu = {(c - c) + mu!r}")
-answer = (c, mu)
+answer = ((c, mu), "B")
 ### END SOLUTION
+
+# %%
+check("01.3", answer)
 
 # %% [markdown]
 # ### Exercise 01.4
@@ -649,8 +671,9 @@ answer = (c, mu)
 # Remove the flag from block 3's keys: `params_nf = dict(params_e); params_nf["K3"] = projector(emb_e, "y")`
 # (the weights of section 7's example). (a) What is block 3's score (γ left out) of center $j$
 # against its own token without the flag, and against its members? (b) Write a function `flagless_centers(X, C)`
-# that returns the centers after **one** flagless layer, shape `(d, k)`, computed with `lloyd_step`
-# and NumPy only (no transformer); compare it with
+# that returns the centers after **one** flagless layer, shape `(d, k)`, for any `X` and `C`, computed with
+# `lloyd_step` and NumPy only: it may not call `run_layers`, `layer_forward`, `kmeans_transformer` or
+# `attention`. Compare it, outside the function, with
 # `run_layers(X, params_nf, lloyd_layer(), emb_e, C, 1)`. `answer` is the function. (c) Run both
 # examples of this notebook (section 1's toy example, section 7's) for 4 flagless layers: does
 # either still match Lloyd's algorithm?
@@ -698,7 +721,8 @@ check("01.4", answer)
 # The authors' block 3 (`center_update="linear"`) is normalized linear attention: scores
 # $e_j \cdot y_i$, divided by their sum over the points. (a) Write `soft_means(X, C, gamma)`: the centers
 # after **one** layer with block 1 at a finite `gamma` and the linear center update, shape `(d, k)`,
-# computed with `assign` and NumPy. `answer` is the function. (b) Over 4 layers on the toy example,
+# computed with `assign` and NumPy (it may not call `kmeans_transformer`, `run_layers`, `layer_forward` or
+# `attention`). `answer` is the function. (b) Over 4 layers on the toy example,
 # measure max |ΔC| against Lloyd's centers for `kmeans_transformer(X, C0, 4, gamma=10., center_update="linear")`
 # and for `gamma=np.inf` with `gamma_update` = 0.1, 1, 10. "The linear update gives Lloyd's means at
 # any γ": for which of the two temperatures is that true, and why?
@@ -739,7 +763,8 @@ check("01.5", answer)
 #
 # Write `reset_output(X, Y, gamma_reset)`: what block 2 writes into the $y$ rows of the points when it
 # runs at a finite `gamma_reset` (softmax over the keys of $-\gamma\|x_l - x_i\|^2$), shape `(k, n)`,
-# for any `Y` of shape `(k, n)`. `answer` is the function. Then run
+# for any `X` and any `Y` of shape `(k, n)`, computed with `assign` and NumPy (it may not call `attention`,
+# `layer_forward`, `run_layers` or `kmeans_transformer`). `answer` is the function. Then run
 # `kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50., record=True)`: how many columns of $Y$
 # are exactly one-hot after each layer, and in which layer do the labels first differ from Lloyd's?
 # Why is layer 1 still exact, and why does the authors' validation run blocks 2 and 4 as exact
@@ -792,32 +817,39 @@ check("01.6", answer)
 # %% [markdown]
 # ### Exercise 01.7
 #
-# On the toy example, find by bisection over γ the **largest** γ at which
-# `kmeans_transformer(X, C0, 4, gamma=γ).labels` differs from Lloyd's `ref.labels` (section 8 brackets
-# it). Bisect on $\log\gamma$ to three significant digits; `answer` is that γ, a number. Then compare it
-# with $745 / \mathrm{gap}$, where gap is the smallest difference, over the points and Lloyd's 4 steps,
+# Write `gamma_star(X, C0, n_layers, lo, hi)`: the **largest** γ at which
+# `kmeans_transformer(X, C0, n_layers, gamma=γ).labels` differs from Lloyd's labels
+# `lloyd(X, C0, n_layers).labels`, found by bisection on $\log\gamma$ in the bracket `[lo, hi]` (the labels
+# differ at `lo` and match at `hi`, and on the examples `check` uses they match at every γ above the one you
+# find) to three significant digits. It may call `kmeans_transformer` and `lloyd`. `answer` is the function.
+# Run it on the toy example with 4 layers (section 8 gives a bracket). Then compare its γ* with
+# $1075 \ln 2 / \mathrm{gap}$, where gap is the smallest difference, over the points and Lloyd's 4 steps,
 # between a point's second-nearest and nearest squared distance. Why are the two so different? Which
 # point flips, and in which layer?
 
 # %%
 ### BEGIN SOLUTION
-def labels_differ(g):
-    return not np.array_equal(kmeans_transformer(X, C0, 4, gamma=g).labels, ref.labels)
+def gamma_star(X, C0, n_layers, lo, hi):
+    ref_labels = lloyd(X, C0, n_layers).labels
+
+    def labels_differ(g):
+        return not np.array_equal(kmeans_transformer(X, C0, n_layers, gamma=g).labels, ref_labels)
+
+    while hi / lo > 1 + 1e-4:
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if labels_differ(mid) else (lo, mid)
+    return lo
 
 
-lo, hi = 100.0, 1e3                       # section 8: labels differ at 100, match at 1000
-assert labels_differ(lo) and not labels_differ(hi)
-while hi / lo > 1 + 1e-4:
-    mid = np.sqrt(lo * hi)
-    lo, hi = (mid, hi) if labels_differ(mid) else (lo, mid)
+star = gamma_star(X, C0, 4, 100.0, 1e3)   # section 8: labels differ at 100, match at 1000
 gaps = np.array([np.min(np.diff(np.sort(assign(X, C)[1], axis=0)[:2], axis=0)) for C in ref.centers[:4]])
-tr_lo = kmeans_transformer(X, C0, 4, gamma=lo)
+tr_lo = kmeans_transformer(X, C0, 4, gamma=star)
 flips = [(t + 1, np.flatnonzero(tr_lo.labels[t] != ref.labels[t])) for t in range(4)]
-print(f"gamma* = {lo:.1f};  smallest gap per step: {', '.join(f'{g:.2g}' for g in gaps)};  "
-      f"745 / smallest gap = {745.13 / gaps.min():.2g}")
+print(f"gamma* = {star:.1f};  smallest gap per step: {', '.join(f'{g:.2g}' for g in gaps)};  "
+      f"1075 ln 2 / smallest gap = {1075 * np.log(2) / gaps.min():.2g}")
 print("at gamma*, (layer, points that flip):", [f for f in flips if f[1].size])
 print(f"max |dC| after layer 1 at gamma*: {np.abs(tr_lo.centers[1] - ref.centers[1]).max():.1e}")
-answer = lo
+answer = gamma_star
 ### END SOLUTION
 
 # %%
@@ -825,8 +857,8 @@ check("01.7", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
-# *Model answer.* γ* ≈ 600, while $745/\mathrm{gap} \approx 6 \times 10^6$ (the smallest gap,
-# $1.3\times 10^{-4}$, is point 20's at Lloyd's second step). The bound $\gamma\cdot\mathrm{gap} > 745.133$
+# *Model answer.* γ* ≈ 600, while $1075 \ln 2/\mathrm{gap} \approx 6 \times 10^6$ (the smallest gap,
+# $1.3\times 10^{-4}$, is point 20's at Lloyd's second step). The bound $\gamma\cdot\mathrm{gap} > 1075 \ln 2$
 # for every point and step makes every column of block 1 exactly one-hot, hence the whole computation
 # exactly Lloyd's: it is sufficient, far from necessary. The labels only need every argmin preserved. Just below γ*, layer 1's soft
 # weights move the centers by about $4\times 10^{-4}$, enough to reverse point 20's
@@ -838,10 +870,11 @@ check("01.7", answer)
 # ### Exercise 01.8
 #
 # Write `n_one_hot(X, C, gamma)`: the number of points whose column of $Y$ is **exactly** one-hot in
-# float64 after the first layer at inverse temperature `gamma`, predicted with `assign` and NumPy only
-# (no transformer). `answer` is the function. Check your prediction for γ = 10⁴ on
-# `kmt_ref.data.validation_data()` against `kmeans_transformer(X, C0, 1, gamma=1e4).one_hot[0]`.
-# Why is the threshold what it is?
+# float64 after the first layer at inverse temperature `gamma`, for any `X` and `C`, predicted with `assign`
+# and NumPy only, from the threshold of section 8: your function may not call `kmeans_transformer`,
+# `run_layers`, `layer_forward`, `attention` or `softmax`. `answer` is the function. Check your prediction,
+# outside the function, for γ = 10⁴ on `kmt_ref.data.validation_data()` against
+# `kmeans_transformer(X, C0, 1, gamma=1e4).one_hot[0]`. Why is the threshold what it is?
 
 # %%
 ### BEGIN SOLUTION
@@ -851,8 +884,8 @@ from kmt_ref.data import validation_data
 def n_one_hot(X, C, gamma):
     _, D = assign(X, C)                             # (k, n)
     gap = D - D.min(axis=0)                         # (k, n): 0 at the nearest center
-    # exp(-t) is exactly 0 in float64 for t > 745.1332 (below half the smallest subnormal)
-    zero = gamma * gap > 745.1332191019412
+    # exp(-t) is exactly 0 in float64 for t > 1075 ln 2 = 745.1332 (below half the smallest subnormal)
+    zero = gamma * gap > 1075 * np.log(2)
     return int(np.sum(zero.sum(axis=0) == C.shape[1] - 1))   # every other weight is 0
 
 
@@ -860,8 +893,12 @@ X_v, C0_v = validation_data()
 count = n_one_hot(X_v, C0_v, 1e4)
 assert count == kmeans_transformer(X_v, C0_v, 1, gamma=1e4).one_hot[0]
 print(f"gamma = 1e4: {count} of {X_v.shape[1]} columns exactly one-hot after layer 1")
+_, D_v = assign(X_v, C0_v)
+count_745 = int(np.sum(1e4 * (np.sort(D_v, axis=0)[1] - D_v.min(axis=0)) > 745.0))   # the rounded threshold
+print(f"with 745 in place of 1075 ln 2: {count_745}")
+assert count_745 == count + 1
 # the threshold is about a whole column: with two tied nearest centers (Z = 2) a third weight at
-# gamma * gap = 744.6 < 745.133 is exactly 0, since exp(-744.6) is a subnormal that rounds to 0 when halved
+# gamma * gap = 744.6 < 1075 ln 2 is exactly 0, since exp(-744.6) is a subnormal that rounds to 0 when halved
 tied = kmt_ref.softmax(np.array([[0.0], [0.0], [-744.6]]), 1.0)[:, 0]
 print("softmax of the scores (0, 0, -744.6):", tied, "| exp(-744.6) =", np.exp(-744.6))
 assert tied[2] == 0.0 and np.exp(-744.6) > 0
@@ -876,8 +913,9 @@ check("01.8", answer)
 # *Model answer.* 3,900 of the 10,000 points. Block 1's softmax subtracts the maximum score, so the
 # nearest center gets $e^0 = 1$ and center $j$ gets $e^{-\gamma\,\mathrm{gap}_j}$. The smallest
 # positive float64 is $2^{-1074} \approx 4.9\times 10^{-324} = e^{-744.44}$; `exp` rounds to 0
-# below half of it, $e^{-745.133}$. So column $i$ is exactly $e_{j^*}$ iff
-# $\gamma\,\mathrm{gap}_j > 745.133$ for every $j \ne j^*$ (the nearest weight is then $1/(1 + 0) = 1$).
+# below half of it, $2^{-1075} = e^{-1075 \ln 2} = e^{-745.1332}$. So column $i$ is exactly $e_{j^*}$ iff
+# $\gamma\,\mathrm{gap}_j > 1075 \ln 2$ for every $j \ne j^*$ (the nearest weight is then $1/(1 + 0) = 1$).
+# The digits matter: with 745 in place of $1075 \ln 2$ the count at γ = 10⁴ is one too many (printed above).
 # A column with a weight of $10^{-300}$ is not one-hot, though that weight changes nothing visible. The
 # threshold counts columns, not single weights: when two centers tie for the nearest, $Z = 2$, and a third
 # weight $e^{-744.6}/2$ is exactly 0 although $e^{-744.6}$ is not (the second line printed above); such a

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmt_ref import kmeans_transformer, spherical_kmeans
+from kmt_ref import kmeans_transformer, lloyd, spherical_kmeans
 from kmt_ref.algorithms.binary import binary_codes, code_length
 from kmt_ref.algorithms.dot_product import dot_product_weights
 from kmt_ref.algorithms.lloyd import lloyd_layer, lloyd_weights
@@ -26,18 +26,45 @@ from kmt_ref.exercises._registry import DIGITS
 
 
 # ----------------------------------------------------------------------------- right answers that are functions
-def _one_layer_tokens(X, C):  # 01.1
-    params, emb = lloyd_weights(X.shape[0], C.shape[1])
-    return layer_forward(params, emb.embed_points(X), emb.embed_centers(C), lloyd_layer())
+def _one_layer_tokens(X, C):  # 01.1, in NumPy: the layer's output is Lloyd's step in token form
+    k, n = C.shape[1], X.shape[1]
+    D = ((X[:, None, :] - C[:, :, None]) ** 2).sum(axis=0)  # (k, n)
+    labels = np.argmin(D, axis=0)                            # ties: the lowest index
+    Y = np.eye(k)[:, labels]
+    counts = Y.sum(axis=1)
+    C1 = np.where(counts > 0, X @ Y.T / np.maximum(counts, 1), C)  # an empty cluster keeps its center
+    return np.vstack([X, Y, np.zeros((1, n))]), np.vstack([C1, np.eye(k), np.ones((1, k))])
 
 
-def _flagless_centers(X, C):  # 01.4
-    params, emb = nb01._flagless_params(*C.shape)
-    return run_layers(X, params, lloyd_layer(), emb, C, 1).centers[1]
+def _flagless_centers(X, C):  # 01.4: the own token ties with the members
+    Y = _one_layer_tokens(X, C)[0][X.shape[0]:-1]            # (k, n) one-hot
+    return (X @ Y.T + C) / (Y.sum(axis=1) + 1)
 
 
-def _one_hot_columns(X, C, gamma):  # 01.8
-    return int(kmeans_transformer(X, C, 1, gamma=gamma).one_hot[0])
+def _soft_means(X, C, gamma):  # 01.5: softmax y, then the y-weighted means
+    D = ((X[:, None, :] - C[:, :, None]) ** 2).sum(axis=0)
+    Y = np.exp(-gamma * (D - D.min(axis=0)))
+    Y /= Y.sum(axis=0)
+    return X @ Y.T / Y.sum(axis=1)
+
+
+def _reset_rows(X, Y, gamma):  # 01.6: minus the softmax blend of the keys' y
+    D = ((X[:, :, None] - X[:, None, :]) ** 2).sum(axis=0)
+    W = np.exp(-gamma * (D - D.min(axis=0)))
+    return -Y @ (W / W.sum(axis=0))
+
+
+def _gamma_bisection(X, C0, T, lo, hi):  # 01.7: in log(gamma), to a relative width of 1e-6
+    ref = lloyd(X, C0, T).labels
+    while hi / lo > 1 + 1e-6:
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if not np.array_equal(kmeans_transformer(X, C0, T, gamma=mid).labels, ref) else (lo, mid)
+    return lo
+
+
+def _one_hot_columns(X, C, gamma):  # 01.8: every other weight exp(-gamma * gap) underflows
+    D = ((X[:, None, :] - C[:, :, None]) ** 2).sum(axis=0)
+    return int(np.sum(gamma * (np.sort(D, axis=0)[1] - D.min(axis=0)) > 1075 * np.log(2)))
 
 
 def _requ_norm_block():  # 02.3: one ReQU unit per coordinate reads x, W2 sums the squares into the norm row
@@ -58,10 +85,11 @@ ROUNDED = "rounded"
 TABLE = {
     "01.1": (lambda: _one_layer_tokens, ("exact", "a function", "to 1e-12")),
     "01.2": (nb01.tie_layer, ROUNDED),
+    "01.3": (lambda: ((0.1, 0.2), "b"), ("exact", "exact: evaluated in float64", "a choice")),
     "01.4": (lambda: _flagless_centers, ("exact", "a function", "to 1e-12")),
-    "01.5": (lambda: nb01._linear_centers, ("exact", "a function", "to 1e-10")),
-    "01.6": (lambda: nb01._reset_y, ("exact", "a function", "to 1e-12")),
-    "01.7": (nb01.gamma_star, ROUNDED),                                       # and its stated relative 5e-3
+    "01.5": (lambda: _soft_means, ("exact", "a function", "to 1e-10")),
+    "01.6": (lambda: _reset_rows, ("exact", "a function", "to 1e-12")),
+    "01.7": (lambda: _gamma_bisection, ("exact", "a function", "relative tolerance 5e-3")),
     "01.8": (lambda: _one_hot_columns, ("exact", "a function", "exact: integer counts")),
     "01.9": (lambda: lloyd_weights(nb01.QUIZ_D, nb01.QUIZ_K)[1].d_emb, ("exact", "exact: an integer")),
     "01.10": (lambda: "b", ("exact", "a choice")),
@@ -124,7 +152,7 @@ def _as_list(answer):
 
 
 def test_the_table_covers_every_checked_exercise():
-    assert len(CHECKED) == 43
+    assert len(CHECKED) == 44
     assert sorted(TABLE) == sorted(CHECKED), "every checked exercise needs a row here (and only those)"
 
 

@@ -1,7 +1,7 @@
 """Plausible wrong answers to the checked exercises of notebook 01 (each a real student mistake)."""
 import numpy as np
 
-from kmt_ref import assign, lloyd
+from kmt_ref import assign, kmeans_transformer, lloyd
 from kmt_ref.algorithms.lloyd import lloyd_step
 
 
@@ -57,6 +57,26 @@ def _soft_means_unnormalized(X, C, gamma):  # forgets block 3's normalization by
     return (X @ _soft_y(X, C, gamma).T) / X.shape[1]
 
 
+def _differ(X, C0, T, g):
+    return not np.array_equal(kmeans_transformer(X, C0, T, gamma=g).labels, lloyd(X, C0, T).labels)
+
+
+def _bound_bisection(X, C0, T, lo, hi):  # the sufficient bound for exactness, not the boundary
+    gaps = [np.diff(np.sort(assign(X, C)[1], axis=0)[:2], axis=0).min() for C in lloyd(X, C0, T).centers[:T]]
+    return 1075 * np.log(2) / min(gaps)
+
+
+def _decade_bisection(X, C0, T, lo, hi):
+    return max(g for g in 10.0 ** np.arange(np.log10(lo), np.log10(hi) + 1) if _differ(X, C0, T, g))
+
+
+def _coarse_bisection(X, C0, T, lo, hi):
+    while hi / lo > 2:
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _differ(X, C0, T, mid) else (lo, mid)
+    return lo
+
+
 def _block2_weights(X, gamma, axis=0):
     _, D = assign(X, X)  # (n, n): keys down the rows, queries along the columns
     W = np.exp(-gamma * (D - D.min(axis=axis, keepdims=True)))
@@ -74,18 +94,28 @@ WRONG = {
              ([0.5, 0.5], [-0.25, -0.25], [[0.0, 2.0]]),            # -||e_j - y|| / 2 instead of -||e_j - y||^2
              [[0.0, 2.0]],                                          # "nothing happens": only the centers
              "[[0, 2]]"],
+    "01.3": [((0.5, 0.25), "b"),         # an exact sum: (c + mu) - c == mu
+             ((0.1, 0.2), "a"),           # duplicates with different codes
+             ((0.1, 0.2), "c"),           # the averaging hardmax in block 2
+             ((0.1, 0.2), "d"),           # W != I taken for a wrong output
+             (0.1, 0.2),                  # the pair without the letter
+             ((0.1, 0.2), "b", "c"),
+             "b"],
     "01.4": [_lloyd_means, _flagless_without_plus_one, _flagless_half_half],
     "01.5": [_lloyd_means, _soft_means_wrong_axis, _soft_means_unnormalized],
     "01.6": [lambda X, Y, g: -Y,                                  # block 2 at gamma = inf
              lambda X, Y, g: Y @ _block2_weights(X, g),          # the sign of V2 forgotten
              lambda X, Y, g: -Y @ _block2_weights(X, g, axis=1),  # normalized over the queries
              lambda X, Y, g: -_block2_weights(X, g)],            # the weights, not what they carry
-    "01.7": [5.9e6,   # 745 / (smallest gap over Lloyd's 4 steps)
-             7.6e4,   # 745 / (smallest gap of step 1)
-             100.0,   # a decade grid: labels differ at 100 ...
-             1000.0,  # ... and match at 1000
-             (590.0, 610.0)],  # the final bracket instead of one number
+    "01.7": [_bound_bisection,            # 1075 ln 2 / (smallest gap over Lloyd's steps)
+             _decade_bisection,           # a decade grid: the last power of 10 where the labels differ
+             _coarse_bisection,           # a bracket only a factor 2 wide
+             lambda X, C0, T, lo, hi: (lo, hi),  # the bracket instead of one number
+             lambda X, C0, T, lo, hi: 599.7,     # the toy example's gamma*
+             lambda X, C0, T, lo, hi: hi],
     "01.8": [lambda X, C, g: X.shape[1],  # every column, as at gamma = inf
+             lambda X, C, g: int(np.sum(np.sort(assign(X, C)[1], axis=0)[1] - assign(X, C)[1].min(axis=0)
+                                        > 745.0 / g)),  # 745 for 1075 ln 2: exp(-745.07) is not 0
              lambda X, C, g: int(np.sum(np.sort(assign(X, C)[1], axis=0)[1] - assign(X, C)[1].min(axis=0)
                                         > 36.7 / g)),  # the nearest weight rounds to 1: not the others to 0
              lambda X, C, g: int(np.sum(np.sort(assign(X, C)[1], axis=0)[1] - assign(X, C)[1].min(axis=0)
