@@ -24,8 +24,9 @@ The premises the exercises rest on, as measured (tests/exercises/test_nb02.py re
 - 02.6: beta_c = 1 / (2 s_max), s_max the largest eigenvalue of the covariance with 1/n:
   3.460 on the toy data, where soft k-means (1000 steps) keeps every center on the mean at
   0.95 beta_c and splits them at 1.05 beta_c.
-- 02.7: spherical_kmeans's step on the checker's five inputs (random lengths, a tie between equal
-  centers, an empty cluster, antipodal members).
+- 02.7: each of the checker's five inputs turns on one policy of spherical_kmeans (the lengths of
+  the points, a tie between equal centers, an empty cluster, antipodal members): a step without
+  that policy fails on it.
 """
 from __future__ import annotations
 
@@ -233,8 +234,8 @@ def _c024(answer):
         raise Wrong(f"on {name} at a = {a:g} your centers differ from the layer's: list the scores of every key "
                     "for each center (members, other points, its own token, the other center tokens): which keys "
                     "tie for the maximum?")
-    return ("right: a center averages the keys of its largest score: members (1) if it has any and 1 - a < 1, "
-            "its own token when 1 - a wins, all points when 0 > 1 - a and it has no members")
+    return ("right: each center averages the keys that reach its largest score (members 1, its own token 1 - a, "
+            "other points 0, other center tokens -a), ties included")
 
 
 # ----------------------------------------------------------------------------- 02.5
@@ -307,8 +308,8 @@ def _c025(answer):
         raise Wrong(f"{where}: at beta = {lower:g} the smallest separation is already "
                     f"{min_separation(lower, X, C0):.3f} >= {threshold:g}: the crossing lies lower; keep bisecting "
                     "until the bracket is narrower than 0.01")
-    return (f"right: on the notebook's data beta* = {found[0]:.4f}. Below it two centers are closer than 0.3 "
-            "after 10 layers; at beta = 10 they are already 0.55 apart")
+    return (f"right on every data set: on the notebook's the crossing is at beta* = {found[0]:.4f} (to 1e-9). "
+            "Below it two centers are closer than 0.3 after 10 layers; at beta = 10 they are already 0.55 apart")
 
 
 # ----------------------------------------------------------------------------- 02.6

@@ -760,7 +760,7 @@ def beta_star(X, C0, threshold, lo, hi):
 
 answer = beta_star
 C10 = soft_kmeans_transformer(X, C0, 10, 10.0).centers[-1]
-print(f"beta* = {beta_star(X, C0, 0.3, 5.0, 10.0):.4f}; sep(10) = "
+print(f"beta* = {beta_star(X, C0, 0.3, 5.0, 10.0):.3f} (within 0.0025); sep(10) = "
       f"{min(np.linalg.norm(C10[:, a] - C10[:, b]) for a in range(k) for b in range(a + 1, k)):.3f}")
 ### END SOLUTION
 
