@@ -82,6 +82,8 @@ def _norm_row_dropped(X=None, C=None):
 
 
 def _as_index_set(answer, n, where=""):
+    if isinstance(answer, tuple) and len(answer) == 1 and isinstance(answer[0], np.ndarray):
+        answer = answer[0]  # what np.nonzero returns for a 1-D mask
     try:
         raw = np.asarray(answer) if isinstance(answer, (list, tuple, np.ndarray)) else None
     except ValueError:  # a ragged list: as_array below gives the hint
