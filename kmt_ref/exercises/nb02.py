@@ -1,25 +1,51 @@
 """Exercises of notebook 02: Theorem 2.2 (the norm trick, the ReQU norm, the empty-cluster key),
 soft k-means (beta) and spherical k-means.
 
-Every checker computes its expected answer with kmt_ref itself, on the notebook's data
-(:func:`kmt_ref.data.toy_data` with its default seed), in well under a second. The
-measured facts each exercise rests on are written beside its checker.
+Every code exercise asks for a function; its checker calls it (:func:`call_answer`) on inputs
+the notebook does not show (other data, other dimensions, ties, duplicated and empty centers)
+and compares it with what kmt_ref computes, outside that call, in well under a second.
+
+The premises the exercises rest on, as measured (tests/exercises/test_nb02.py re-measures them):
+
+- 02.1: on the notebook's example (Lloyd's converged centers of the toy data) the broken key
+  K1 = P_X moves 8 of the 24 points (indices 4, 8, 10, 11, 16, 21, 22, 23), each to a center of
+  larger ||c_j||^2; on centers of equal norm it moves none. On every input of the checker the
+  largest and second-largest distinct scores of each point differ by more than 8e-4, with both
+  keys, so rounding decides no label.
+- 02.3: one ReQU unit per coordinate writes ||c||^2 for c >= 0 (a sum of d rounded squares),
+  for d = 1, 2, 3, 5; on c = (-0.5, 1) it writes 1, not 1.25.
+- 02.4: with block 3's flag offset a, a center scores its members 1, its own token 1 - a, the
+  other points 0 and the other center tokens -a. On the notebook's empty-cluster example a = 1.5
+  moves the empty center to the data mean (0.4187, 0.4519); a = 0 adds the own token to each
+  member mean; a = 1 averages all points and the own token; a < 0 keeps every center.
+- 02.5: on each of the checker's four data sets the smallest center distance after 10 soft
+  k-means steps crosses its threshold once in the given bracket (a grid of 400 betas); on the
+  notebook's data (threshold 0.3, bracket [5, 10]) at beta* = 7.5042.
+- 02.6: beta_c = 1 / (2 s_max), s_max the largest eigenvalue of the covariance with 1/n:
+  3.460 on the toy data, where soft k-means (1000 steps) keeps every center on the mean at
+  0.95 beta_c and splits them at 1.05 beta_c.
+- 02.7: each of the checker's five inputs turns on one policy of spherical_kmeans (the lengths of
+  the points, a tie between equal centers, an empty cluster, antipodal members): a step without
+  that policy fails on it.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..algorithms.dot_product import dot_product_layer, dot_product_weights
+from ..algorithms.dot_product import dot_product_layer, dot_product_transformer, dot_product_weights
 from ..algorithms.lloyd import lloyd
 from ..algorithms.soft import soft_kmeans
-from ..algorithms.spherical import spherical_kmeans
-from ..core.attention import requ
-from ..core.tokens import run_layers
-from ..data import toy_data
-from ..trace import nearest_center
+from ..algorithms.spherical import spherical_kmeans, spherical_kmeans_transformer
+from ..core.attention import attention, fast_layer_forward, layer_forward, requ
+from ..core.tokens import projector, run_layers
+from ..data import gaussian_blobs, toy_data
 from ._registry import Wrong, as_array, as_float, call_answer, exercise, expect, expect_value
 
 __all__ = ["SEPARATION_THRESHOLD", "SOFT_LAYERS", "min_separation", "separation_beta", "critical_beta"]
+
+#: the functions that run Theorem 2.2's circuit (a student's function that is to compute a layer's result
+#: without the transformer may call none of them)
+CIRCUIT = (layer_forward, fast_layer_forward, attention, run_layers, dot_product_transformer)
 
 
 def _toy():
@@ -27,53 +53,76 @@ def _toy():
 
 
 # ----------------------------------------------------------------------------- 02.1
-def _norm_row_dropped():
-    """Indices of the points whose block-1 label changes when K1 loses its norm row.
-
-    Measured: at Lloyd's converged centers on the toy data, 8 of the 24 points
-    (indices 4, 8, 10, 11, 16, 21, 22, 23) move to the center of largest norm.
-    """
+def _moved_cases():
+    """(name, X, C): the notebook's example and four it does not show."""
     X, C0 = _toy()
-    C = lloyd(X, C0, 5).centers[-1]  # (2, 3), converged (Lloyd's labels stop changing after step 3)
-    right, _ = nearest_center(X, C)  # argmax of 2 x.c - ||c||^2
-    S_bug = 2.0 * C.T @ X  # (k, n): the score without -||c_j||^2
-    return np.flatnonzero(np.argmax(S_bug, axis=0) != right)
+    X3, C3 = toy_data(3)
+    Xb, Cb0, _ = gaussian_blobs(4, 3, 8, rng=4)  # (3, 32), k = 4
+    Cb = lloyd(Xb, Cb0, 6).centers[-1]  # (3, 4)
+    Cb = Cb[:, [0, 1, 1, 2, 3]]  # (3, 5): center 2 duplicates center 1
+    angles = np.array([0.3, 1.4, 2.6])
+    return [("the notebook's example (Lloyd's converged centers)", X, lloyd(X, C0, 5).centers[-1]),
+            ("the toy data at its initial centers", X, C0),
+            ("another 2-d data set at its converged centers", X3, lloyd(X3, C3, 5).centers[-1]),
+            ("3-d data with k = 5, centers 1 and 2 equal", Xb, Cb),
+            ("centers of equal norm", X, 0.6 * np.vstack([np.cos(angles), np.sin(angles)]))]
 
 
-def _as_index_set(answer, n):
+def _norm_row_dropped(X=None, C=None):
+    """Indices of the points whose block-1 label changes when K1 loses its norm row (K1 = P_X),
+    by the circuit: one layer of Theorem 2.2 with the right and with the broken key (the notebook's
+    example by default)."""
+    if X is None:
+        X, C = _moved_cases()[0][1:]
+    params, emb = dot_product_weights(X.shape[0], C.shape[1])
+    Xbar, Cbar = emb.embed_points(X), emb.embed_centers(C)
+    labels = [np.argmax(layer_forward(p, Xbar, Cbar, dot_product_layer())[0][emb.rows("y")], axis=0)
+              for p in (params, dict(params, K1=projector(emb, "x")))]  # (n,) each
+    return np.flatnonzero(labels[0] != labels[1])
+
+
+def _as_index_set(answer, n, where=""):
+    if isinstance(answer, tuple) and len(answer) == 1 and isinstance(answer[0], np.ndarray):
+        answer = answer[0]  # what np.nonzero returns for a 1-D mask
     try:
         raw = np.asarray(answer) if isinstance(answer, (list, tuple, np.ndarray)) else None
     except ValueError:  # a ragged list: as_array below gives the hint
         raw = None
     if raw is not None and raw.dtype == bool:  # a boolean mask over the points: the same set, another form
-        expect(raw.shape == (n,), f"a boolean mask over the points has shape ({n},), got {raw.shape}")
+        expect(raw.shape == (n,), f"{where}a boolean mask over the points has shape ({n},), got {raw.shape}")
         return set(np.flatnonzero(raw).tolist())
-    idx = as_array(answer, (None,), "a 1-D array (or list) of point indices, or a boolean mask over the points")
-    expect(np.all(idx == np.round(idx)), "point indices are integers")
+    idx = as_array(answer, (None,), f"{where}a 1-D array (or list) of point indices, or a boolean mask over the points")
+    expect(np.all(idx == np.round(idx)), f"{where}point indices are integers")
     idx = idx.astype(int)
-    expect(np.all((idx >= 0) & (idx < n)), f"point indices run from 0 to {n - 1}")
-    expect(np.unique(idx).size == idx.size, "each point index should appear once")
+    expect(np.all((idx >= 0) & (idx < n)), f"{where}point indices run from 0 to {n - 1}")
+    expect(np.unique(idx).size == idx.size, f"{where}each point index should appear once")
     return set(idx.tolist())
 
 
 @exercise("02.1", "What the key's norm row is for", kind="code", difficulty=2, minutes=15,
           objective="Tell which term of -||x - c||^2 the circuit must carry (||c_j||^2) and which it may drop "
                     "(||x_i||^2), by breaking the key and measuring what changes",
-          checks="the set of point indices whose label changes when K1 = P_X, at Lloyd's converged centers "
-                 "(computed with kmt_ref; exact: integer labels), as indices or as a boolean mask")
+          checks="a function (X, C) -> the points whose block-1 label changes when K1 = P_X, as indices or as a "
+                 "boolean mask, equals the circuit's on five inputs (the notebook's example, other data, d = 3 "
+                 "with two equal centers, centers of equal norm; exact: integer labels)")
 def _c021(answer):
-    X, _ = _toy()
-    got, want = _as_index_set(answer, X.shape[1]), set(_norm_row_dropped().tolist())
-    expect(got, "the score 2 x.c is not 2 x.c - ||c||^2 plus a constant per point: the ||c_j||^2 differ "
-                "between centers, so some labels can change. Compare the labels, point by point")
-    X0, C0 = _toy()
-    at_start = set(np.flatnonzero(np.argmax(2.0 * C0.T @ X0, axis=0) != nearest_center(X0, C0)[0]).tolist())
-    expect(got != at_start or got == want, "these are the changes at the initial centers C0; the exercise "
-                                           "uses Lloyd's converged centers, lloyd(X, C0, 5).centers[-1]")
-    expect(not got - want, f"{len(got - want)} of your points keep their label with the broken key")
-    expect(not want - got, f"{len(want - got)} more point(s) change their label: compare all {X.shape[1]}")
-    return (f"right: {len(want)} of {X.shape[1]} points move, each to the center of largest ||c_j||^2 "
-            "among its near ones; ||x_i||^2 may be dropped, ||c_j||^2 may not")
+    moved = []
+    for name, X, C in _moved_cases():
+        want = set(_norm_row_dropped(X, C).tolist())
+        got = _as_index_set(call_answer(answer, X.copy(), C.copy()), X.shape[1], f"on {name}: ")
+        if got != want and not want:
+            raise Wrong(f"on {name} no label changes: 2 x.c and 2 x.c - ||c||^2 differ by the same ||c||^2 for "
+                        "every center there. Compare the two labels of each point")
+        expect(got or not want, f"on {name}: the score 2 x.c is not 2 x.c - ||c||^2 plus a constant per point: "
+                                "the ||c_j||^2 differ between centers, so some labels can change. Compare the "
+                                "labels, point by point")
+        expect(not got - want, f"on {name}: {len(got - want)} of your points keep their label with the broken key "
+                               "(ties go to the lowest index with either key)")
+        expect(not want - got, f"on {name}: {len(want - got)} more point(s) change their label: compare all "
+                               f"{X.shape[1]}")
+        moved.append(len(want))
+    return (f"right: on the notebook's example {moved[0]} of 24 points move, each to a center of larger "
+            "||c_j||^2, and on centers of equal norm none; ||x_i||^2 may be dropped, ||c_j||^2 may not")
 
 
 # ----------------------------------------------------------------------------- 02.2
@@ -83,41 +132,57 @@ exercise("02.2", "Proof: why the norm trick and the ReQU norm are exact", kind="
 
 
 # ----------------------------------------------------------------------------- 02.3
+FFN_SIZES = ((2, 3), (1, 1), (3, 2), (5, 4))  # (d, k) of the embeddings 02.3's function gets
+
+
+def _ffn_centers(d, k):
+    """Non-negative centers (d, k) for 02.3: random, with a zero coordinate, with a zero center, tiny."""
+    rng = np.random.default_rng(10 * d + k)
+    tests = [rng.uniform(0, 3, (d, k)), rng.uniform(0, 1e-3, (d, k))]
+    special = rng.uniform(0, 2, (d, k))
+    special[0, 0] = 0.0
+    special[:, -1] = 0.0
+    return tests + [special]
+
+
 @exercise("02.3", "A ReQU block with d units for non-negative data", kind="code", difficulty=2, minutes=15,
           objective="Build a feed-forward block by hand and know what its activation can and cannot compute",
-          checks="W1 (h, 8), W2 (8, h) with h <= d = 2; z + W2 ReQU(W1 z) on center tokens with a cleared norm "
-                 "row and non-negative c writes ||c||^2 (rtol 1e-13: a sum of d rounded squares) and leaves "
-                 "every other row exactly as it was")
+          checks="a function emb -> (W1 (h, d_emb), W2 (d_emb, h)), h <= d, for the embeddings of d, k = (2, 3), "
+                 "(1, 1), (3, 2), (5, 4): z + W2 ReQU(W1 z) on center tokens with a cleared norm row and "
+                 "non-negative c writes ||c||^2 (rtol 1e-13: a sum of d rounded squares) and leaves every other row "
+                 "exactly as it was",
+          forbid=(dot_product_weights,))
 def _c023(answer):
-    d, k = 2, 3
-    _, emb = dot_product_weights(d, k)  # d_emb = 8
-    expect(isinstance(answer, (tuple, list)) and len(answer) == 2, "answer = (W1, W2), two arrays")
-    W1 = as_array(answer[0], (None, emb.d_emb), "W1")
-    h = W1.shape[0]
-    W2 = as_array(answer[1], (emb.d_emb, h), "W2")
-    expect(h >= 1, "W1 needs at least one hidden unit (one row)")
-    expect(h <= d, f"W1 has {h} hidden units; the notebook's FFN already uses 2d = {2 * d}: use at most d = {d}")
-    rng = np.random.default_rng(0)
-    X, C0 = _toy()
-    tests = [rng.uniform(0, 3, (d, k)), np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 2.5]]),
-             lloyd(X, C0, 5).centers[-1], rng.uniform(0, 1e-3, (d, k))]  # (d, k) each, c >= 0
-    norm = emb.rows("norm")
-    for C in tests:
-        Z = emb.embed_centers(C)  # (8, k)
-        Z[norm] = 0.0  # what block 4 leaves
-        out = Z + W2 @ requ(W1 @ Z)  # (8, k)
+    for d, k in FFN_SIZES:
+        _, emb = dot_product_weights(d, k)
+        where = f"for d = {d}, k = {k}: "
+        out = call_answer(answer, emb)
+        expect(isinstance(out, (tuple, list)) and len(out) == 2, f"{where}return the pair (W1, W2)")
+        W1 = as_array(out[0], (None, emb.d_emb), f"{where}W1")
+        h = W1.shape[0]
+        W2 = as_array(out[1], (emb.d_emb, h), f"{where}W2")
+        expect(h >= 1, f"{where}W1 needs at least one hidden unit (one row)")
+        expect(h <= d, f"{where}W1 has {h} hidden units; Theorem 2.2's FFN uses 2d = {2 * d}: use at most d = {d}")
+        norm = emb.rows("norm")
         others = np.ones(emb.d_emb, bool)
         others[norm] = False
-        expect(np.array_equal(out[others], Z[others]), "your block changes rows other than `norm`: W2 may only "
-                                                       "write into the norm row")
-        want = np.sum(C * C, axis=0)
-        expect(np.allclose(out[norm][0], want, rtol=1e-13, atol=1e-300),
-               f"for the centers {C.round(3).T.tolist()} your block writes {out[norm][0].round(4).tolist()} "
-               "into the norm row, not ||c_j||^2")
+        for C in _ffn_centers(d, k):
+            Z = emb.embed_centers(C)  # (d_emb, k)
+            Z[norm] = 0.0  # what block 4 leaves
+            res = Z + W2 @ requ(W1 @ Z)  # (d_emb, k)
+            expect(np.array_equal(res[others], Z[others]), f"{where}your block changes rows other than `norm`: "
+                                                           "W2 may only write into the norm row")
+            want = np.sum(C * C, axis=0)
+            expect(np.allclose(res[norm][0], want, rtol=1e-13, atol=1e-300),
+                   f"{where}for the centers {C.round(3).T.tolist()} your block writes "
+                   f"{res[norm][0].round(4).tolist()} into the norm row, not ||c_j||^2 (a ReQU unit squares one "
+                   "linear function of the token: which functions, of which rows, do you need?)")
+    _, emb = dot_product_weights(2, 3)
+    W1, W2 = (np.asarray(w, dtype=float) for w in call_answer(answer, emb))
     c = np.array([[-0.5, 1.0, 2.0], [1.0, 0.0, 1.0]])  # (d, k): the first center has a negative coordinate
     Z = emb.embed_centers(c)
-    Z[norm] = 0.0
-    neg = float((Z + W2 @ requ(W1 @ Z))[norm][0, 0])
+    Z[emb.rows("norm")] = 0.0
+    neg = float((Z + W2 @ requ(W1 @ Z))[emb.rows("norm")][0, 0])
     return (f"right. On c = (-0.5, 1) it writes {neg:g} instead of ||c||^2 = 1.25: ReQU(z) = 0 for z < 0, "
             "hence the second unit -c_p per coordinate in Theorem 2.2")
 
@@ -126,28 +191,53 @@ def _c023(answer):
 EMPTY_CENTER = (3.0, 3.0)  # the notebook's far fourth center (no point is nearer to it)
 
 
+def _offset_centers(X, C, a):
+    """The centers (d, k) after one layer of Theorem 2.2 with K3's flag offset -a (the circuit)."""
+    params, emb = dot_product_weights(*C.shape)
+    params = {name: W.copy() for name, W in params.items()}
+    params["K3"][emb.rows("y"), emb.rows("flag")] = -a
+    return run_layers(X, params, dot_product_layer(), emb, C, 1).centers[1]  # (d, k)
+
+
 def _empty_center_after_one_layer(offset):
+    """The notebook's empty center (center 3 of the toy data with EMPTY_CENTER added) after one layer."""
+    X, C0 = _toy()
+    return _offset_centers(X, np.column_stack([C0, EMPTY_CENTER]), offset)[:, 3]  # (2,)
+
+
+def _offset_cases():
+    """(name, X, C, a): the notebook's example at four offsets, and 3-d data with two empty clusters at three."""
     X, C0 = _toy()
     C0e = np.column_stack([C0, EMPTY_CENTER])  # (2, 4)
-    params, emb = dot_product_weights(2, 4)
-    params = {name: W.copy() for name, W in params.items()}
-    params["K3"][emb.rows("y"), emb.rows("flag")] = -offset
-    return run_layers(X, params, dot_product_layer(), emb, C0e, 1).centers[1][:, 3]  # (2,)
+    Xb, Cb0, _ = gaussian_blobs(2, 3, 10, rng=8)  # (3, 20)
+    Cb = np.column_stack([lloyd(Xb, Cb0, 4).centers[-1], [2.0, 2.0, 2.0], [-1.0, 0.5, 3.0]])  # (3, 4): 2 and 3 empty
+    return ([("the empty-cluster example", X, C0e, a) for a in (1.5, 0.25, 0.0, 1.0)]
+            + [("3-d data with two empty clusters", Xb, Cb, a) for a in (2.0, 0.5, -0.5)])
 
 
 @exercise("02.4", "Moving the empty-cluster offset", kind="code", difficulty=2, minutes=15,
           objective="Read off from block 3's scores (members 1, own token 1 - a, others 0 or -a) which keys "
                     "an empty cluster's center averages, and for which offsets a the circuit keeps it",
-          checks="the empty center after one layer with K3's flag offset -1.5 (run with kmt_ref), "
-                 "to 4 significant digits")
+          checks="a function (X, C, a) -> the centers after one layer with K3's flag offset -a, computed without "
+                 "the transformer, equals the circuit's (run with kmt_ref) to 1e-12, at a = 1.5, 0.25, 0, 1 on the "
+                 "notebook's empty-cluster example and a = 2, 0.5, -0.5 on 3-d data with two empty clusters",
+          forbid=CIRCUIT)
 def _c024(answer):
-    want = _empty_center_after_one_layer(1.5)
-    expect_value(answer, want, what="the empty cluster's center after one layer",
-                 wrong=[(EMPTY_CENTER, "that is the kept center, what offsets 0 < a < 1 give; at a = 1.5 compare the "
-                                       "own token's score with the points' scores")],
-                 hint="not this point. List the scores e_3 . k of every key for the empty center 3 with a = 1.5 "
-                      "(points, its own token, the other center tokens): which keys tie for the maximum?")
-    return "right: every point scores 0 > 1 - 1.5, so the empty center jumps to the mean of all the data"
+    for name, X, C, a in _offset_cases():
+        want = _offset_centers(X, C, a)  # (d, k)
+        got = as_array(call_answer(answer, X.copy(), C.copy(), a), C.shape,
+                       f"the centers on {name} at a = {a:g}, an array of the shape of C")
+        # means of at most n + 1 unit-scale vectors: rounding ~1e-15
+        if np.allclose(got, want, rtol=0, atol=1e-12):
+            continue
+        if np.allclose(got, lloyd(X, C, 1).centers[1], rtol=0, atol=1e-12):
+            raise Wrong(f"on {name} at a = {a:g} you return Lloyd's step with 'keep'; at this offset compare the "
+                        "own token's score 1 - a with the members' 1 and the other points' 0")
+        raise Wrong(f"on {name} at a = {a:g} your centers differ from the layer's: list the scores of every key "
+                    "for each center (members, other points, its own token, the other center tokens): which keys "
+                    "tie for the maximum?")
+    return ("right: each center averages the keys that reach its largest score (members 1, its own token 1 - a, "
+            "other points 0, other center tokens -a), ties included")
 
 
 # ----------------------------------------------------------------------------- 02.5
@@ -164,8 +254,8 @@ def min_separation(beta, X=None, C0=None, n_layers=SOFT_LAYERS):
     return min(float(np.linalg.norm(C[:, a] - C[:, b])) for a in range(k) for b in range(a + 1, k))
 
 
-def separation_beta(threshold=SEPARATION_THRESHOLD, lo=5.0, hi=10.0, tol=1e-9):
-    """The beta in [lo, hi] at which min_separation crosses ``threshold``, by bisection.
+def separation_beta(threshold=SEPARATION_THRESHOLD, lo=5.0, hi=10.0, tol=1e-9, X=None, C0=None):
+    """The beta in [lo, hi] at which min_separation crosses ``threshold``, by bisection (toy data by default).
 
     Measured on the toy data: min_separation(beta) is increasing on [5, 12] (701 grid points), below
     0.3 for every beta < 7.50 and above it for every beta in (7.51, 1000] (400 log-spaced points from
@@ -173,98 +263,142 @@ def separation_beta(threshold=SEPARATION_THRESHOLD, lo=5.0, hi=10.0, tol=1e-9):
     """
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
-        lo, hi = (lo, mid) if min_separation(mid) >= threshold else (mid, hi)
+        lo, hi = (lo, mid) if min_separation(mid, X, C0) >= threshold else (mid, hi)
     return hi
+
+
+def _separation_cases():
+    """(name, X, C0, threshold, lo, hi): the notebook's question and three others, each with one crossing."""
+    X, C0 = _toy()
+    X3, C3 = toy_data(3)
+    Xa, Ca, _ = gaussian_blobs(3, 3, 10, rng=1)  # (3, 30), k = 3
+    Xb, Cb, _ = gaussian_blobs(2, 3, 9, rng=3)  # (3, 18), k = 2
+    return [("the notebook's toy data", X, C0, 0.3, 5.0, 10.0), ("another 2-d data set", X3, C3, 0.5, 3.0, 10.0),
+            ("3-d data with k = 3", Xa, Ca, 0.4, 3.0, 10.0), ("3-d data with k = 2", Xb, Cb, 0.6, 1.0, 10.0)]
+
+
+_SEPARATION_BETAS: dict = {}  # case name -> the checker's bisection (a private cache: no lru_cache to forbid)
+
+
+def _separation_beta_of(name, X, C0, threshold, lo, hi):
+    if name not in _SEPARATION_BETAS:
+        _SEPARATION_BETAS[name] = separation_beta(threshold, lo, hi, X=X, C0=C0)
+    return _SEPARATION_BETAS[name]
 
 
 @exercise("02.5", "When do the soft clusters come apart? (bisection)", kind="code", difficulty=2, minutes=20,
           objective="Turn a visual statement ('the clusters stay apart') into a measured, well-defined "
                     "quantity and find it by bisection to a stated tolerance",
-          checks="beta with min separation after 10 layers = 0.3, within 0.01 of the checker's own bisection "
-                 "(to 1e-9) on soft_kmeans, which equals the transformer to 1e-10 in the centers")
+          checks="a function (X, C0, threshold, lo, hi) -> the beta in [lo, hi] at which the smallest center "
+                 "distance after 10 soft k-means layers crosses threshold, within 0.01 of the checker's own "
+                 "bisection (to 1e-9) on soft_kmeans (which equals the transformer to 1e-10 in the centers), on "
+                 "the notebook's question and three other data sets (2-d and 3-d, k = 2 and 3)")
 def _c025(answer):
-    beta = as_float(answer, "beta, a positive number")
-    expect(beta > 0, "beta is an inverse temperature, > 0")
-    want = separation_beta()
-    if abs(beta - want) <= 0.01:  # a bracket of width 0.02 around the crossing; sep changes by < 0.01 there
-        return (f"right: beta* = {want:.4f}. Below it two centers are closer than 0.3 after 10 layers; "
-                "at beta = 10 they are already 0.55 apart")
-    sep = min_separation(beta)
-    expect(sep >= SEPARATION_THRESHOLD, f"at beta = {beta:g} the smallest separation after 10 layers is "
-                                        f"{sep:.3f} < 0.3: the crossing lies higher")
-    lower = beta - 0.01
-    raise Wrong(f"at beta = {lower:g} the smallest separation is already {min_separation(lower):.3f} >= 0.3: "
-                "the crossing lies lower; keep bisecting until the bracket is narrower than 0.01")
+    found = []
+    for name, X, C0, threshold, lo, hi in _separation_cases():
+        want = _separation_beta_of(name, X, C0, threshold, lo, hi)
+        beta = as_float(call_answer(answer, X.copy(), C0.copy(), threshold, lo, hi), f"beta on {name}, a number")
+        where = f"on {name} (threshold {threshold:g}, bracket [{lo:g}, {hi:g}])"
+        if abs(beta - want) <= 0.01:  # a bracket of width 0.02 around the crossing
+            found.append(want)
+            continue
+        expect(lo <= beta <= hi, f"{where}: your beta = {beta:g} lies outside the bracket")
+        sep = min_separation(beta, X, C0)
+        expect(sep >= threshold, f"{where}: at beta = {beta:g} the smallest separation after 10 layers is "
+                                 f"{sep:.3f} < {threshold:g}: the crossing lies higher")
+        lower = max(lo, beta - 0.01)
+        raise Wrong(f"{where}: at beta = {lower:g} the smallest separation is already "
+                    f"{min_separation(lower, X, C0):.3f} >= {threshold:g}: the crossing lies lower; keep bisecting "
+                    "until the bracket is narrower than 0.01")
+    return (f"right on every data set: on the notebook's the crossing is at beta* = {found[0]:.4f} (to 1e-9). "
+            "Below it two centers are closer than 0.3 after 10 layers; at beta = 10 they are already 0.55 apart")
 
 
 # ----------------------------------------------------------------------------- 02.6
 def critical_beta(X=None):
-    """``1 / (2 s_max)``, s_max the largest eigenvalue of the data covariance (1/n)."""
+    """``1 / (2 s_max)``, s_max the largest eigenvalue of the data covariance (1/n) (toy data by default)."""
     if X is None:
         X, _ = _toy()
     Xc = X - X.mean(axis=1, keepdims=True)  # (d, n)
     return 1.0 / (2.0 * np.linalg.eigvalsh(Xc @ Xc.T / X.shape[1])[-1])
 
 
+def _critical_cases():
+    """(name, X): the toy data, another 2-d set, and two 3-d sets (one stretched along a coordinate)."""
+    X, _ = _toy()
+    X3, _ = toy_data(3)
+    Xa, _, _ = gaussian_blobs(3, 3, 10, rng=1)  # (3, 30)
+    rng = np.random.default_rng(26)
+    Xs = rng.normal(size=(3, 50)) * np.array([[0.4], [1.5], [0.7]]) + 2.0  # (3, 50), not centered
+    return [("the toy data", X), ("another 2-d data set", X3), ("3-d data with k = 3 clusters", Xa),
+            ("3-d data stretched along its second coordinate", Xs)]
+
+
 @exercise("02.6", "The first split of soft k-means", kind="proof", difficulty=3, minutes=30,
           objective="Linearize the soft k-means update around the merged state and predict the critical "
                     "beta at which the centers first split (deterministic annealing)",
-          checks="beta_c for the toy data to 4 significant digits (the checker computes 1/(2 s_max), s_max "
-                 "the largest eigenvalue of the covariance with 1/n; the variants with 1/(n-1), without the 2, "
-                 "or with the smallest eigenvalue differ by more than 4 %)")
+          checks="a function X -> beta_c, on the toy data and three other data sets (2-d and 3-d, one not "
+                 "centered), to a relative 1e-10 of 1/(2 s_max), s_max the largest eigenvalue of the covariance "
+                 "with 1/n; the variants with 1/(n-1), without the 2, with the smallest eigenvalue, with the trace "
+                 "or without centering get their own hints")
 def _c026(answer):
-    X, _ = _toy()
-    n = X.shape[1]
-    want = critical_beta()
-    eig = np.linalg.eigvalsh(np.cov(X, bias=True))
-    expect_value(answer, want, what="beta_c",
-                 wrong=[(2 * want, "off by a factor 2: where does the 2 of 2 x.u_j come from?"),
-                        (want * (n - 1) / n, "the update averages over the n points: which normalization of the "
-                                             "covariance appears?"),
-                        (1 / (2 * eig[0]), "the state becomes unstable as soon as *one* direction grows: which "
-                                           "eigenvalue is that?")],
-                 hint="write c_j = mu + u_j (mu the data mean, u_j a small displacement) and expand r_ij and the "
-                      "update to first order in u: the differences between the u_j are multiplied by a matrix; "
-                      "the merged state is unstable once that matrix has an eigenvalue above 1")
-    return (f"right: beta_c = {want:.4f}. On the toy data soft_kmeans (1000 steps) keeps all centers on "
-            "the mean at 0.95 beta_c and splits them at 1.05 beta_c")
+    for name, X in _critical_cases():
+        n = X.shape[1]
+        want = critical_beta(X)
+        eig = np.linalg.eigvalsh(np.cov(X, bias=True))  # (d,) ascending
+        raw = np.linalg.eigvalsh(X @ X.T / n)[-1]  # the second moment, not centered
+        got = call_answer(answer, X.copy())
+        expect_value(got, want, what=f"beta_c on {name}", rtol=1e-10,
+                     wrong=[(2 * want, "off by a factor 2: where does the 2 of 2 x.u_j come from?"),
+                            (want * (n - 1) / n, "the update averages over the n points: which normalization of "
+                                                 "the covariance appears?"),
+                            (1 / (2 * eig[0]), "the state becomes unstable as soon as *one* direction grows: "
+                                               "which eigenvalue is that?"),
+                            (1 / (2 * eig.sum()), "the trace adds up every direction's variance; the merged state "
+                                                  "becomes unstable along one direction: which?"),
+                            (1 / (2 * raw), "the merged state sits at the data mean: the matrix is the covariance "
+                                            "of x_i - mu, not the second moment of x_i")],
+                     hint=f"not beta_c on {name}: write c_j = mu + u_j (mu the data mean, u_j a small "
+                          "displacement) and expand r_ij and the update to first order in u: the differences "
+                          "between the u_j are multiplied by a matrix; the merged state is unstable once that "
+                          "matrix has an eigenvalue above 1")
+    return (f"right: beta_c = {critical_beta():.4f} on the toy data. There soft_kmeans (1000 steps) keeps all "
+            "centers on the mean at 0.95 beta_c and splits them at 1.05 beta_c")
 
 
 # ----------------------------------------------------------------------------- 02.7
-def _call(f, X, C):
-    out = call_answer(f, X.copy(), C.copy())
-    return as_array(out, C.shape, "the new centers, an array of the shape of C")
+def _spherical_cases():
+    """(name, X, C, hint): spherical k-means inputs the notebook does not show."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(3, 40)) * rng.uniform(0.2, 5.0, 40)  # (3, 40): random directions and lengths
+    C = rng.normal(size=(3, 4))
+    return [
+        ("random data with random lengths", X, C,
+         "assign by the largest cosine, then set each center to its normalized member mean"),
+        ("the same points with other lengths", X * rng.uniform(0.1, 10.0, 40), C,
+         "the lengths of the points must not matter: normalize them first"),
+        ("two equal centers (a tie)", np.array([[1.0, 0.8, 0.6], [0.0, 0.6, 0.8]]), np.array([[1.0, 1.0], [0.0, 0.0]]),
+         "ties go to the lowest index (np.argmax does that)"),
+        ("a center no point is nearest to", np.array([[1.0, 0.9, 0.7], [0.1, 0.4, -0.7]]),
+         np.array([[2.0, -1.0], [0.0, 0.5]]), "an empty cluster keeps its (normalized) center"),
+        ("antipodal members x and -x", np.array([[1.0, -1.0], [0.0, 0.0]]), np.array([[2.0], [0.0]]),
+         "a zero member sum has no direction: its center becomes the zero vector"),
+    ]
 
 
 @exercise("02.7", "One spherical k-means step, by hand", kind="code", difficulty=2, minutes=20,
           objective="Write Dhillon and Modha's update (normalize, assign by cosine, normalized member mean) "
                     "with the project's policies for ties, empty clusters and zero member sums",
-          checks="your step(X, C) against spherical_kmeans(X, C, 1) (atol 1e-12) on random data with random "
-                 "lengths, a tie between equal centers, an empty cluster and antipodal members")
+          checks="a function step(X, C) -> the new centers equals spherical_kmeans(X, C, 1)'s (atol 1e-12) on 3-d "
+                 "data with random lengths, a tie between equal centers, an empty cluster and antipodal members",
+          forbid=(spherical_kmeans, spherical_kmeans_transformer) + CIRCUIT[:4])
 def _c027(answer):
     expect(callable(answer), "answer = a function step(X, C) -> C_new (d, k)")
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(3, 40)) * rng.uniform(0.2, 5.0, 40)  # (3, 40): random directions and lengths
-    C = rng.normal(size=(3, 4))
-    cases = [
-        ("random data with random lengths", X, C),
-        ("the same points with other lengths", X * rng.uniform(0.1, 10.0, 40), C),
-        ("two equal centers (a tie)", np.array([[1.0, 0.8, 0.6], [0.0, 0.6, 0.8]]), np.array([[1.0, 1.0], [0.0, 0.0]])),
-        ("a center no point is nearest to", np.array([[1.0, 0.9, 0.7], [0.1, 0.4, -0.7]]),
-         np.array([[2.0, -1.0], [0.0, 0.5]])),
-        ("antipodal members x and -x", np.array([[1.0, -1.0], [0.0, 0.0]]), np.array([[2.0], [0.0]])),
-    ]
-    hints = {
-        "random data with random lengths": "compare your centers with spherical_kmeans(X, C, 1).centers[1]",
-        "the same points with other lengths": "the lengths of the points must not matter: normalize them first",
-        "two equal centers (a tie)": "ties go to the lowest index (np.argmax does that)",
-        "a center no point is nearest to": "an empty cluster keeps its (normalized) center",
-        "antipodal members x and -x": "a zero member sum has no direction: its center becomes the zero vector",
-    }
-    for name, Xc, Cc in cases:
-        want = spherical_kmeans(Xc, Cc, 1).centers[1]  # (d, k)
-        got = _call(answer, Xc, Cc)
-        expect(np.allclose(got, want, rtol=0, atol=1e-12), f"wrong on {name}: {hints[name]}")
+    for name, X, C, hint in _spherical_cases():
+        want = spherical_kmeans(X, C, 1).centers[1]  # (d, k)
+        got = as_array(call_answer(answer, X.copy(), C.copy()), C.shape,
+                       f"the new centers on {name}, an array of the shape of C")
+        expect(np.allclose(got, want, rtol=0, atol=1e-12), f"wrong on {name}: {hint}")
     return "right: normalize, assign by the largest cosine, normalize the member mean (or keep, or 0)"
 
 

@@ -546,23 +546,36 @@ from kmt_ref.exercises import check, report
 #
 # Section 1 showed that the circuit may leave out $\|x_i\|^2$. What about the other norm? Break the
 # key: in a copy of the weights set `K1 = projector(emb, "x")` (the key loses its `norm` row, so block 1
-# scores $2x_i\cdot c_j$). Take the tokens of the **converged** centers `C = lloyd(X, C0, 5).centers[-1]`,
-# run one layer with `layer_forward(params_broken, Xbar, emb.embed_centers(C), dot_product_layer())`,
-# and read each point's label from the `y` rows of the new point tokens (argmax).
+# scores $2x_i\cdot c_j$). Write a function `moved_points(X, C)` for data `X` (d, n) and centers `C`
+# (d, k) that runs one layer of Theorem 2.2 (`params, emb = dot_product_weights(d, k)`,
+# `layer_forward(params, emb.embed_points(X), emb.embed_centers(C), dot_product_layer())`) with the
+# right key and with the broken one, reads each point's label from the `y` rows of the new point tokens
+# (argmax), and returns the points whose label differs. Then run it on the **converged** centers
+# `lloyd(X, C0, 5).centers[-1]`: to which centers do the moved points go?
 #
-# `answer`: the indices of the points whose label differs from their nearest center in `C`
-# (a list or 1-D array of ints, any order; empty if none), or a boolean mask over the 24 points.
-# The answer is exact: labels are integers.
+# `answer`: the function. It returns the indices of the moved points (a list or 1-D array of ints, any
+# order; empty if none) or a boolean mask over the n points, and may use any kmt_ref function outside
+# `kmt_ref.exercises`, or NumPy alone. `check` calls it on the notebook's example and on data and centers
+# of its own (d = 3 with two equal centers, centers of equal norm); labels are integers, so the answer is
+# exact.
 
 # %%
 ### BEGIN SOLUTION
+def moved_points(X, C):
+    params, emb = dot_product_weights(X.shape[0], C.shape[1])
+    Xbar, Cbar = emb.embed_points(X), emb.embed_centers(C)
+    broken = dict(params, K1=projector(emb, "x"))                       # the key without its norm row
+    labels = [np.argmax(layer_forward(p, Xbar, Cbar, dot_product_layer())[0][emb.rows("y")], axis=0)
+              for p in (params, broken)]                                # (n,) each
+    return np.flatnonzero(labels[0] != labels[1])
+
+
+answer = moved_points
 C = lloyd(X, C0, 5).centers[-1]                                         # (d, k), converged
-params_broken = dict(params, K1=projector(emb, "x"))
-Xbar_out, _ = layer_forward(params_broken, emb.embed_points(X), emb.embed_centers(C), dot_product_layer())
-labels_broken = np.argmax(Xbar_out[emb.rows("y")], axis=0)              # (n,)
-labels_right = np.argmin(((X[:, None, :] - C[:, :, None]) ** 2).sum(axis=0), axis=0)
-answer = np.flatnonzero(labels_broken != labels_right)
-print(f"changed ({answer.size} of {n}):", answer, "| ||c_j||^2 =", np.sum(C * C, axis=0), "| new labels of them:", labels_broken[answer])
+moved = moved_points(X, C)
+labels_broken = np.argmax(2 * C.T @ X, axis=0)                          # (n,) the broken score's argmax
+print(f"moved ({moved.size} of {n}):", moved, "| ||c_j||^2 =", np.sum(C * C, axis=0),
+      "| new labels of them:", labels_broken[moved])
 ### END SOLUTION
 
 # %%
@@ -611,27 +624,34 @@ check("02.1", answer)
 # ### Exercise 02.3
 #
 # Theorem 2.2 spends $2d$ ReQU units on $\|c\|^2$. The toy data lie in $[0, 1]^2$, so every center
-# (a mean of points) has non-negative coordinates. Build a feed-forward block with **at most d
-# hidden units** that writes $\|c\|^2$ into the `norm` row of the center tokens of `emb`
-# (d_emb = 8) whenever $c \ge 0$, and changes no other row. Then think: what does it write for a
-# center with a negative coordinate?
+# (a mean of points) has non-negative coordinates. Write a function `small_ffn(emb)` that, for the token
+# layout `emb` of `dot_product_weights(d, k)` (any d and k; `emb.d`, `emb.d_emb`, `emb.rows("x")`,
+# `emb.rows("norm")`), returns a feed-forward block `(W1, W2)` with **at most d hidden units** that
+# writes $\|c\|^2$ into the `norm` row of the center tokens whenever $c \ge 0$, and changes no other row.
+# Then think: what does it write for a center with a negative coordinate?
 #
-# `answer`: a tuple `(W1, W2)` with `W1` of shape (h, 8) and `W2` of shape (8, h), h ≤ d.
+# `answer`: the function, returning `W1` of shape (h, d_emb) and `W2` of shape (d_emb, h), h ≤ d. It may not
+# call `dot_product_weights` (whose `W1` holds Theorem 2.2's 2d units): build the matrices with NumPy.
+# `check` calls it for d, k = (2, 3), (1, 1), (3, 2) and (5, 4).
 
 # %%
 ### BEGIN SOLUTION
-W1_half = np.zeros((d, emb.d_emb))
-W1_half[:, emb.rows("x")] = np.eye(d)          # one unit per coordinate: ReQU(c_p) = c_p^2 when c_p >= 0
-W2_half = np.zeros((emb.d_emb, d))
-W2_half[emb.rows("norm"), :] = 1.0             # sum them into the norm row
-answer = (W1_half, W2_half)
+def small_ffn(emb):
+    W1 = np.zeros((emb.d, emb.d_emb))
+    W1[:, emb.rows("x")] = np.eye(emb.d)          # one unit per coordinate: ReQU(c_p) = c_p^2 when c_p >= 0
+    W2 = np.zeros((emb.d_emb, emb.d))
+    W2[emb.rows("norm"), :] = 1.0                 # sum them into the norm row
+    return W1, W2
+
+
+answer = small_ffn
 # it runs Lloyd's algorithm on the (non-negative) toy data, empty cluster included:
 params_e, emb_e = dot_product_weights(d, 4)
-W1_e, W2_e = np.zeros((d, emb_e.d_emb)), np.zeros((emb_e.d_emb, d))
-W1_e[:, emb_e.rows("x")], W2_e[emb_e.rows("norm"), :] = np.eye(d), 1.0
+W1_e, W2_e = small_ffn(emb_e)
 tr_half = run_layers(X, dict(params_e, W1=W1_e, W2=W2_e), dot_product_layer(), emb_e, C0_empty, 5)
 assert np.array_equal(tr_half.labels, ref_e.labels)
 # a negative coordinate is lost: ReQU(-0.5) = 0
+W1_half, W2_half = small_ffn(emb)
 c_neg = np.array([[-0.5, 1.0, 2.0], [1.0, 0.0, 1.0]])
 Z = emb.embed_centers(c_neg); Z[norm] = 0.0
 print("written:", (Z + W2_half @ requ(W1_half @ Z))[norm][0], "| ||c||^2:", np.sum(c_neg**2, axis=0))
@@ -643,24 +663,43 @@ check("02.3", answer)
 # %% [markdown]
 # ### Exercise 02.4
 #
-# Block 3's key subtracts $a = ½$ times the flag. Change the offset to $a = 1.5$ in a copy of the
-# weights (`params4["K3"][emb4.rows("y"), emb4.rows("flag")] = -1.5` with
-# `params4, emb4 = dot_product_weights(d, 4)`) and run **one** layer on the empty-cluster example of
-# section 5 (`run_layers(X, params4, dot_product_layer(), emb4, C0_empty, 1)`). Where does the empty
-# center go, and why? Then state for which offsets $a$ the circuit equals Lloyd's algorithm (with
-# "keep") on every input, and what goes wrong at the ends of that range.
+# Block 3's key subtracts $a = ½$ times the flag. Write a function `offset_centers(X, C, a)` that returns
+# the centers (d, k) after **one** layer of Theorem 2.2 whose block-3 key subtracts $a$ times the flag
+# instead, computed from block 3's scores (members, other points, the center's own token, the other
+# center tokens) without the transformer. Compare it with the circuit: in a copy of the weights,
+# `params4["K3"][emb4.rows("y"), emb4.rows("flag")] = -a` with `params4, emb4 = dot_product_weights(d, 4)`,
+# and `run_layers(X, params4, dot_product_layer(), emb4, C0_empty, 1)` on the empty-cluster example of
+# section 5. Where does the empty center go at $a = 1.5$, and why? Then state for which offsets $a$ the
+# circuit equals Lloyd's algorithm (with "keep") on every input, and what goes wrong at the ends of
+# that range.
 #
-# `answer`: the empty cluster's center after one layer, an array of shape (2,), to 4 significant
-# digits (as the notebook prints it).
+# `answer`: the function. It may not call `layer_forward`, `fast_layer_forward`, `attention`, `run_layers`
+# or `dot_product_transformer` (NumPy and `lloyd` are allowed). `check` compares it with the circuit, to
+# 1e-12, at offsets of its own on the example of section 5 and on 3-d data with two empty clusters.
 
 # %%
 ### BEGIN SOLUTION
-params4, emb4 = dot_product_weights(d, 4)
-params4 = {name: W.copy() for name, W in params4.items()}
-params4["K3"][emb4.rows("y"), emb4.rows("flag")] = -1.5
-tr4 = run_layers(X, params4, dot_product_layer(), emb4, C0_empty, 1)
-answer = tr4.centers[1][:, 3]
-print("empty center after one layer:", answer, "| mean of all points:", X.mean(axis=1))
+def offset_centers(X, C, a):
+    n, k = X.shape[1], C.shape[1]
+    labels = np.argmax(2 * C.T @ X - np.sum(C * C, axis=0)[:, None], axis=0)   # block 1, lowest index on ties
+    keys = np.hstack([X, C])                                  # block 3's keys: the points, then the center tokens
+    C_new = np.empty_like(C)
+    for j in range(k):
+        scores = np.concatenate([(labels == j).astype(float), np.full(k, -a)])  # members 1, points 0, tokens -a
+        scores[n + j] = 1.0 - a                                                  # the center's own token
+        C_new[:, j] = keys[:, scores == scores.max()].mean(axis=1)              # the averaging hardmax
+    return C_new
+
+
+answer = offset_centers
+emb4 = dot_product_weights(d, 4)[1]
+for a in (1.5, 0.5, 0.0, 1.0):                                # the function against the circuit
+    params4 = {name: W.copy() for name, W in dot_product_weights(d, 4)[0].items()}
+    params4["K3"][emb4.rows("y"), emb4.rows("flag")] = -a
+    tr4 = run_layers(X, params4, dot_product_layer(), emb4, C0_empty, 1)
+    np.testing.assert_allclose(offset_centers(X, C0_empty, a), tr4.centers[1], rtol=0, atol=1e-12)
+print("empty center after one layer at a = 1.5:", offset_centers(X, C0_empty, 1.5)[:, 3],
+      "| mean of all points:", X.mean(axis=1))
 ref5 = lloyd(X, C0_empty, 5)
 for a in (0.0, 0.25, 0.5, 0.75, 0.999, 1.0, 1.5):           # which offsets give Lloyd's algorithm for 5 layers?
     params_a = {name: W.copy() for name, W in dot_product_weights(d, 4)[0].items()}
@@ -692,27 +731,37 @@ check("02.4", answer)
 # ### Exercise 02.5
 #
 # The β-sweep figure (section 6) suggests that at small β the soft clusters merge. Make that
-# measurable: let $\mathrm{sep}(\beta)$ be the **smallest distance between two of the three centers
-# after 10 layers** of `soft_kmeans_transformer(X, C0, 10, beta)` on the toy data. It is increasing
-# in β between 5 and 10 (see the left panel of the distance figure), with $\mathrm{sep}(5) < 0.3 <
-# \mathrm{sep}(10)$. Find by bisection the β at which $\mathrm{sep}(\beta) = 0.3$, to within 0.01.
-# (Is β = 10 below or above it?)
+# measurable: let $\mathrm{sep}(\beta)$ be the **smallest distance between two of the centers after
+# 10 layers** of `soft_kmeans_transformer(X, C0, 10, beta)` (or of `soft_kmeans`, which gives the same
+# centers to 1e-10). Write a function `beta_star(X, C0, threshold, lo, hi)` that finds by bisection, to
+# within 0.01, the β in $[lo, hi]$ at which $\mathrm{sep}(\beta) = $ `threshold`, for a bracket with
+# $\mathrm{sep}(lo) < $ `threshold` $\le \mathrm{sep}(hi)$ and one crossing in between. On the toy data
+# $\mathrm{sep}$ is increasing in β between 5 and 10 (see the left panel of the distance figure), with
+# $\mathrm{sep}(5) < 0.3 < \mathrm{sep}(10)$: print `beta_star(X, C0, 0.3, 5.0, 10.0)`. (Is β = 10 below or
+# above it?)
 #
-# `answer`: that β, a float.
+# `answer`: the function. `check` calls it on this question and on three data sets of its own (2-d and 3-d,
+# k = 2 and 3, each with its threshold and bracket), and compares it with its own bisection.
 
 # %%
 ### BEGIN SOLUTION
-def sep(beta):
-    C = soft_kmeans_transformer(X, C0, 10, beta).centers[-1]                 # (d, k)
-    return min(np.linalg.norm(C[:, a] - C[:, b]) for a in range(k) for b in range(a + 1, k))
+def beta_star(X, C0, threshold, lo, hi):
+    def sep(beta):
+        C = soft_kmeans_transformer(X, C0, 10, beta).centers[-1]             # (d, k)
+        k = C.shape[1]
+        return min(np.linalg.norm(C[:, a] - C[:, b]) for a in range(k) for b in range(a + 1, k))
 
-lo, hi = 5.0, 10.0
-assert sep(lo) < 0.3 <= sep(hi)
-while hi - lo > 0.005:                           # the midpoint is then within 0.0025 of the crossing
-    mid = 0.5 * (lo + hi)
-    lo, hi = (lo, mid) if sep(mid) >= 0.3 else (mid, hi)
-answer = 0.5 * (lo + hi)
-print(f"beta* = {answer:.4f}; sep(10) = {sep(10.0):.3f}, sep(5) = {sep(5.0):.4f}")
+    assert sep(lo) < threshold <= sep(hi)
+    while hi - lo > 0.005:                       # the midpoint is then within 0.0025 of the crossing
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if sep(mid) >= threshold else (mid, hi)
+    return 0.5 * (lo + hi)
+
+
+answer = beta_star
+C10 = soft_kmeans_transformer(X, C0, 10, 10.0).centers[-1]
+print(f"beta* = {beta_star(X, C0, 0.3, 5.0, 10.0):.3f} (within 0.0025); sep(10) = "
+      f"{min(np.linalg.norm(C10[:, a] - C10[:, b]) for a in range(k) for b in range(a + 1, k)):.3f}")
 ### END SOLUTION
 
 # %%
@@ -722,26 +771,30 @@ check("02.5", answer)
 # ### Exercise 02.6
 #
 # The right panel of the distance figure shows that, near a fixed point, all centers sit on the data
-# mean $\mu$ for small β and split at some $\beta_c$. Derive $\beta_c$: write $c_j = \mu + u_j$,
-# expand the soft k-means update to first order in the $u_j$, and find when the merged state
-# stops being stable. Express $\beta_c$ through the data covariance $\Sigma = \frac1n\sum_i (x_i -
-# \mu)(x_i - \mu)^\top$, compute it for the toy data, and check it with `soft_kmeans` (1000 steps) a few
-# per cent below and above. (Here $u_j$ is a small displacement and $s_{\max}$ below is the
-# largest eigenvalue of $\Sigma$.)
+# mean $\mu$ for small β and split at some $\beta_c$. Derive $\beta_c$: write $c_j = \mu + u_j$, with
+# $u_j$ a small displacement, expand the soft k-means update to first order in the $u_j$, and find when
+# the merged state stops being stable. Express $\beta_c$ through $s_{\max}$, the largest eigenvalue of
+# the data covariance $\Sigma = \frac1n\sum_i (x_i - \mu)(x_i - \mu)^\top$. Write a function `beta_c(X)`
+# that computes it for data `X` (d, n), print it for the toy data, and check it with `soft_kmeans` (1000
+# steps) a few per cent below and above.
 #
-# `answer`: $\beta_c$ for the toy data, a float, to 4 significant digits (as the notebook prints it).
+# `answer`: the function. `check` calls it on the toy data and on three data sets of its own (2-d and
+# 3-d, one not centered) and compares it with $\beta_c$ to a relative 1e-10 (float64, no rounding).
 
 # %%
 ### BEGIN SOLUTION
-Xc = X - X.mean(axis=1, keepdims=True)                   # (d, n)
-Sigma = Xc @ Xc.T / n                                    # (d, d), covariance with 1/n
-s_max = np.linalg.eigvalsh(Sigma)[-1]                   # the largest eigenvalue of Sigma
-beta_c = 1.0 / (2.0 * s_max)
-for f, steps in ((0.95, 1000), (1.05, 1000), (0.98, 300)):
-    C_end = soft_kmeans(X, C0, steps, f * beta_c).centers[-1]
-    print(f"beta = {f:.2f} beta_c, {steps} steps: largest spread of the centers {np.ptp(C_end, axis=1).max():.2e}")
+def beta_c(X):
+    Xc = X - X.mean(axis=1, keepdims=True)               # (d, n)
+    Sigma = Xc @ Xc.T / X.shape[1]                       # (d, d), covariance with 1/n
+    return 1.0 / (2.0 * np.linalg.eigvalsh(Sigma)[-1])   # eigvalsh: ascending, the last is s_max
+
+
 answer = beta_c
-print(f"s_max = {s_max:.4f}, beta_c = {beta_c}")
+s_max = np.linalg.eigvalsh(np.cov(X, bias=True))[-1]
+for f, steps in ((0.95, 1000), (1.05, 1000), (0.98, 300)):
+    C_end = soft_kmeans(X, C0, steps, f * beta_c(X)).centers[-1]
+    print(f"beta = {f:.2f} beta_c, {steps} steps: largest spread of the centers {np.ptp(C_end, axis=1).max():.2e}")
+print(f"s_max = {s_max:.4f}, beta_c = {beta_c(X):.4f}")
 ### END SOLUTION
 
 # %%
@@ -782,7 +835,10 @@ check("02.6", answer)
 # policies of section 7 and of `spherical_kmeans`: an empty cluster keeps its (unit) center; a zero
 # member mean gives the zero vector.
 #
-# `answer`: the function (it is checked against `spherical_kmeans(X, C, 1).centers[1]` on several inputs).
+# `answer`: the function. It may not call `spherical_kmeans`, `spherical_kmeans_transformer` or the
+# circuit's runners (`run_layers`, `layer_forward`, `fast_layer_forward`, `attention`). `check` compares it
+# with `spherical_kmeans(X, C, 1).centers[1]`, to 1e-12, on inputs of its own: 3-d points with random
+# lengths, two equal centers (a tie), a center no point is nearest to, antipodal members.
 
 # %%
 ### BEGIN SOLUTION
