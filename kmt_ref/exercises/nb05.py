@@ -21,10 +21,10 @@ The premises, as measured (tests/exercises/test_nb05.py re-measures them):
   codes write (0, 1/2) on the notebook's tie: the point drops out
   ([[-2, 10.5, 2]]); Lloyd gives [[-1, 10.5, 2]].
 - 05.4: with block 3 at gamma and block 1 exact, the largest center error after
-  one layer is larger with binary codes than with one-hot codes (no flag) by a
-  factor that grows like exp(gamma): 1.007e4 on the toy example at gamma = 10
-  (errors 1.24e-4 and 1.24e-8), of the order of exp(10) = 2.2e4 (a non-member
-  at code distance 1 against 2).
+  one layer is larger with binary codes than with one-hot codes (no flag): by
+  1.007e4 on the toy example at gamma = 10 (errors 1.24e-4 and 1.24e-8), of the
+  order of exp(10) = 2.2e4 (a non-member at code distance 1 against 2); by 268.7,
+  1390 and 8066 on the checker's gaussian-blob draws at gamma = 6, 8 and 9.
 - 05.5: with kmt_ref's shift delta = 1/4 at k = 8 (m = 3), the highest score of
   another center's token against center j's query is -((1 - delta)^2 + 2
   delta^2) = -11/16, above the other points' -1 and below the own token's
@@ -136,11 +136,12 @@ def _c1(answer):
             rows = got.shape[0]
             if k == 1:
                 raise Wrong(f"B_1 has {rows} rows: the follow-up writes k = 1 with no row, kmt_ref keeps one "
-                            "(section 1)")
+                            "(section 1)")  # rows != 1 here
+            has = f"B_{k} has {rows} row{'s' * (rows != 1)}"
             if rows == m + 1 and _is_power_of_two(k):
-                raise Wrong(f"B_{k} has {rows} rows: {m} bits already write the numbers 0 ... {k - 1} "
-                            f"(k = {k} is a power of two)")
-            raise Wrong(f"B_{k} has {rows} rows: how many bits does it take to write the numbers 0 ... {k - 1}?")
+                raise Wrong(f"{has}: {m} bit{'s' * (m != 1)} already write{'s' * (m == 1)} the numbers "
+                            f"0 ... {k - 1} (k = {k} is a power of two)")
+            raise Wrong(f"{has}: how many bits does it take to write the numbers 0 ... {k - 1}?")
         if not np.array_equal(got, want):
             if np.array_equal(got[::-1], want):
                 raise Wrong(f"B_{k}: the rows are in the wrong order: the first row is the least significant bit")

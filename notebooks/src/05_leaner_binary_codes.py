@@ -479,7 +479,10 @@ check("05.3", answer)
 # so it joins the far cluster and center 1 moves to $(0 + 10 + 11)/3 = 7$. Binary codes: it writes
 # $(b_0 + b_2)/2 = (0, \tfrac12)$, no code (a quarter away from both), so it drops out of every mean:
 # $[-2, 10.5, 2]$. Lloyd gives it to center 0: $[-1, 10.5, 2]$. The mean of two distinct binary codes
-# has a coordinate ½, so it is never a code; that is what the bits buy over one real row.
+# has a coordinate ½, so it is never a code; that is what the bits buy over one real row. With scalar
+# codes the mean $(j + l)/2$ is a code when $j + l$ is even; when it is odd (adjacent centers, for one) it is
+# a half, no code, and the point drops out of every mean, unless a cluster is empty and that $y$ is the
+# nearest to its code.
 # ### END SOLUTION
 
 # %% [markdown]
