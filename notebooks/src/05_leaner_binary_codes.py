@@ -376,18 +376,20 @@ from kmt_ref.exercises import check, report
 # %% [markdown]
 # ### Exercise 05.1
 #
-# Write a function `codes(k)` that returns $B_k$, shape $(\lceil\log_2 k\rceil, k)$, with NumPy alone
-# (not `binary_codes`): column $j$ holds the bits of $j$ (from 0), the first row the least significant
-# bit. `answer` is the function.
+# Write a function `codes(k)` that returns $B_k$, shape $(m, k)$ with $m = \lceil\log_2 k\rceil$ rows
+# (one row at $k = 1$, as kmt_ref keeps, §1): column $j$ holds the bits of $j$ (from 0), the first row the
+# least significant bit. Use NumPy or Python's integers: your function may not call `binary_codes`,
+# `code_length` or a code embedding's `embed_centers`. `answer` is the function; `check` calls it on
+# values of $k$ it chooses itself, $k = 1$ and powers of two among them.
 
 # %%
 ### BEGIN SOLUTION
 def codes(k):
-    m = max(1, int(np.ceil(np.log2(k))))
-    return ((np.arange(k)[None, :] >> np.arange(m)[:, None]) & 1).astype(float)   # (m, k)
+    m = max(1, int(np.ceil(np.log2(k))))          # k = 1: one row
+    return ((np.arange(k)[None, :] >> np.arange(m)[:, None]) & 1).astype(float)   # (m, k): bit r of j in row r
 
 
-assert np.array_equal(codes(6), B6)
+assert all(np.array_equal(codes(kk), binary_codes(kk)) for kk in (1, 2, 6, 8, 9, 1000))   # the library, outside codes
 answer = codes
 ### END SOLUTION
 
@@ -400,9 +402,9 @@ check("05.1", answer)
 # Block 3 scores point $i$ against center $j$ by $-\|q_j - y_i\|^2$, so the smallest squared distance
 # between two distinct codes is block 3's margin against a non-member. For $k = 10$, how many pairs of
 # centers $\{j, l\}$ ($j < l$) sit at that smallest distance, with binary codes and with one-hot codes?
-# `answer` is the pair `(binary, onehot)` of counts (exact: integers). Then, in a few sentences: why do
-# $\lceil\log_2 k\rceil$ rows suffice for
-# the decoder, and would fewer rows do if the codes were allowed to be any real numbers?
+# `answer` is the pair `(binary, onehot)` of counts (exact: integers; `check` grades the two apart). Then,
+# in a few sentences: why do $\lceil\log_2 k\rceil$ rows suffice for the decoder, and would fewer rows do
+# if the codes were allowed to be any real numbers?
 
 # %%
 ### BEGIN SOLUTION
@@ -432,23 +434,40 @@ check("05.2", answer)
 # %% [markdown]
 # ### Exercise 05.3
 #
-# Take `X = [[0, -2, 2, 10, 11]]` and `C0 = [[-1, 10, 1]]`: the point 0 ties between centers 0 and 2.
-# Build the follow-up's circuit with **scalar** codes $0, 1, 2$ in one row: the weights of
-# `binary_weights(1, 2, "nearest_code")` (a one-row code slot), the tokens $[X; 0]$ and $[C_0; (0, 1, 2)]$,
-# and the layer `binary_layer(empty="nearest_code", tie="average")`. Run one layer with `layer_forward`.
-# `answer` is the new centers, shape `(1, 3)`, to 4 significant digits. Compare with binary codes (`binary_transformer(...,
-# tie="average", empty="nearest_code")`) and with Lloyd: what did the tie write into $y$ in each case?
+# Give the follow-up's circuit **scalar** codes instead of bits: one code row, center $j$'s code the
+# number $j$ ($d_{emb} = d + 1$), block 1 with the averaging hardmax (`tie="average"`, the softmax's limit)
+# and block 3 over the points only (`empty="nearest_code"`), all at γ = ∞. Write a function
+# `scalar_layer(X, C0)` that returns the centers after one layer, shape $(d, k)$, from what the blocks do
+# (§2 says what blocks 1 and 3 score; blocks 2 and 4 reset), computed with NumPy, not by running the
+# circuit: your function may not call `layer_forward`, `attention`, `run_layers` or `binary_transformer`.
+# `answer` is the function; `check` calls it on ties it chooses itself, on an empty cluster and on untied
+# data (to 1e-12).
+#
+# Then take `X = [[0, -2, 2, 10, 11]]` and `C0 = [[-1, 10, 1]]`, where the point 0 ties between centers 0
+# and 2, and compare with binary codes (`binary_transformer(..., tie="average", empty="nearest_code")`) and
+# with Lloyd: what did the tie write into $y$ in each case?
 
 # %%
 ### BEGIN SOLUTION
+def scalar_layer(X, C0):
+    k = C0.shape[1]
+    D = ((X[:, :, None] - C0[:, None, :]) ** 2).sum(axis=0)        # (n, k) squared distances
+    tied = D == D.min(axis=1, keepdims=True)                        # block 1's maxima (the averaging hardmax)
+    y = (tied * np.arange(k)).sum(axis=1) / tied.sum(axis=1)        # (n,) the mean of the tied codes
+    S = -(np.arange(k)[:, None] - y[None, :]) ** 2                  # (k, n) block 3: -(j - y_i)^2
+    W = S == S.max(axis=1, keepdims=True)                           # block 3's maxima
+    return (X @ W.T) / W.sum(axis=1)                                # (d, k) their means
+
+
+answer = scalar_layer
 X5, C5 = np.array([[0.0, -2.0, 2.0, 10.0, 11.0]]), np.array([[-1.0, 10.0, 1.0]])
-p1, _ = binary_weights(1, 2, "nearest_code")
-Xs = np.vstack([X5, np.zeros((1, 5))])                 # (2, 5)
-Cs = np.vstack([C5, [[0.0, 1.0, 2.0]]])                # (2, 3)
+p1, _ = binary_weights(1, 2, "nearest_code")                       # the circuit, outside the function: a one-row code slot
+Xs = np.vstack([X5, np.zeros((1, 5))])                              # (2, 5) tokens [X; 0]
+Cs = np.vstack([C5, [[0.0, 1.0, 2.0]]])                             # (2, 3) tokens [C0; (0, 1, 2)]
 _, Cs1 = layer_forward(p1, Xs, Cs, binary_layer(empty="nearest_code", tie="average"))
-print("scalar codes:", Cs1[:1], "| binary:", binary_transformer(X5, C5, 1, tie="average", empty="nearest_code").centers[1],
-      "| Lloyd:", lloyd(X5, C5, 1).centers[1])
-answer = Cs1[:1]
+assert np.array_equal(answer(X5, C5), Cs1[:1])
+print("scalar codes:", answer(X5, C5), "| binary:",
+      binary_transformer(X5, C5, 1, tie="average", empty="nearest_code").centers[1], "| Lloyd:", lloyd(X5, C5, 1).centers[1])
 ### END SOLUTION
 
 # %%
@@ -460,27 +479,38 @@ check("05.3", answer)
 # so it joins the far cluster and center 1 moves to $(0 + 10 + 11)/3 = 7$. Binary codes: it writes
 # $(b_0 + b_2)/2 = (0, \tfrac12)$, no code (a quarter away from both), so it drops out of every mean:
 # $[-2, 10.5, 2]$. Lloyd gives it to center 0: $[-1, 10.5, 2]$. The mean of two distinct binary codes
-# has a coordinate ½, so it is never a code; that is what the bits buy over one real row.
+# has a coordinate ½, so it is never a code; that is what the bits buy over one real row. With scalar
+# codes the mean $(j + l)/2$ is a code when $j + l$ is even; when it is odd (adjacent centers, for one) it is
+# a half, no code, and the point drops out of every mean, unless a cluster is empty and that $y$ is the
+# nearest to its code.
 # ### END SOLUTION
 
 # %% [markdown]
 # ### Exercise 05.4
 #
-# On the toy example (`X, C0` above) run one layer with block 3 at `gamma_update=10.0` and block 1 exact,
-# once with binary codes (`binary_transformer(..., empty="nearest_code")`) and once with one-hot codes
-# without the flag (`plain_onehot_transformer` from `kmt_ref.viz.binary_figures`). `answer` is the ratio
-# of the largest center errors against Lloyd, binary / one-hot, to 4 significant digits. Why is it of the order of $e^{10}$?
-# (kmt_ref's scores are $-\gamma\|q - k\|^2$, not divided by $\sqrt{d_{emb}}$ as in the follow-up.)
+# Write a function `leak(X, C0, gamma)` that runs one layer with block 3 at `gamma_update=gamma` and
+# block 1 exact, once with binary codes (`binary_transformer(..., empty="nearest_code")`) and once with
+# one-hot codes without the flag (`plain_onehot_transformer` from `kmt_ref.viz.binary_figures`), and
+# returns the ratio of the largest center errors against Lloyd (`lloyd(X, C0, 1)`), binary / one-hot.
+# `answer` is the function; `check` calls it on the toy example at γ = 10 and on data and γ it chooses
+# itself (relative tolerance 1e-6). Print the ratio on the toy example (`X, C0` above) at γ = 10: why is it
+# of the order of $e^{10}$? (kmt_ref's scores are $-\gamma\|q - k\|^2$, not divided by $\sqrt{d_{emb}}$ as
+# in the follow-up.)
 
 # %%
 ### BEGIN SOLUTION
 from kmt_ref.viz.binary_figures import plain_onehot_transformer
 
-c_ref = lloyd(X, C0, 1).centers[1]
-err_b = np.max(np.abs(binary_transformer(X, C0, 1, gamma_update=10.0, empty="nearest_code").centers[1] - c_ref))
-err_o = np.max(np.abs(plain_onehot_transformer(X, C0, 1, gamma_update=10.0).centers[1] - c_ref))
-answer = err_b / err_o
-print(f"{err_b:.3g} / {err_o:.3g} = {answer:.3g}; exp(10) = {np.exp(10):.3g}")
+
+def leak(X, C0, gamma):
+    c_ref = lloyd(X, C0, 1).centers[1]
+    err_b = np.max(np.abs(binary_transformer(X, C0, 1, gamma_update=gamma, empty="nearest_code").centers[1] - c_ref))
+    err_o = np.max(np.abs(plain_onehot_transformer(X, C0, 1, gamma_update=gamma).centers[1] - c_ref))
+    return err_b / err_o
+
+
+answer = leak
+print(f"toy example, gamma = 10: ratio {leak(X, C0, 10.0):.4g}; exp(10) = {np.exp(10):.3g}")
 ### END SOLUTION
 
 # %%
@@ -493,6 +523,30 @@ check("05.4", answer)
 # query $b_j + \delta\mathbf 1$ and keys the points and the centers $b_l$, members score 0, other points at
 # most $-1$, center $j$'s own token $-m\delta^2$, and every other center strictly less, whenever
 # $m\delta^2 < 1$ and $\delta < \tfrac12$. Why does `code_shift` choose a power of two?
+#
+# Two checked questions come first; `answer = (letter, score)`:
+#
+# 1. Which ordering needs $\delta < \tfrac12$? (a) the members above the other points; (b) center $j$'s own
+#    token above the other points; (c) center $j$'s own token above every other center; (d) that the
+#    comparisons are exact in floating point.
+# 2. For $k = 8$ ($m = 3$, $\delta$ = `code_shift(3)` $= \tfrac14$): the highest score of another center's
+#    token against center $j$'s query, over all pairs $l \ne j$ (a number, to 4 significant digits).
+#
+# Then write the proof.
+
+# %%
+### BEGIN SOLUTION
+m8, delta8 = code_length(8), code_shift(code_length(8))
+B8 = binary_codes(8)
+S_cc = -((B8[:, None, :] + delta8 - B8[:, :, None]) ** 2).sum(axis=0)    # (k, k): key b_l, query b_j + delta 1
+best = S_cc[~np.eye(8, dtype=bool)].max()
+print(f"m = {m8}, delta = {delta8}: own token {-m8 * delta8 ** 2}, highest other center {best}")
+assert best == -((1 - delta8) ** 2 + (m8 - 1) * delta8 ** 2)
+answer = ("c", best)
+### END SOLUTION
+
+# %%
+check("05.5", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -504,6 +558,12 @@ check("05.4", answer)
 # for $\delta < \tfrac12$. The averaging hardmax therefore takes the members' mean, or $c_j$ alone when
 # there are none: Lloyd's "keep". A power of two makes every score a short sum of dyadic numbers, exact in
 # floating point, so the comparisons are exact too.
+#
+# So (1) is (c): $\delta < \tfrac12$ makes a differing bit cost more than an equal one; (b) needs
+# $m\delta^2 < 1$, (a) nothing (the shift cancels). (2) The bound is reached by an $l$ with a 1 where $b_j$
+# has a 0 and equal bits elsewhere: $-((1 - \delta)^2 + (m - 1)\delta^2) = -\tfrac{11}{16}$ for $m = 3$,
+# $\delta = \tfrac14$, between the own token's $-\tfrac3{16}$ and the other points' $-1$. The order needs
+# no more: only the members and, for an empty cluster, the own token reach the maximum.
 # ### END SOLUTION
 
 # %%

@@ -77,6 +77,29 @@ def _load_right(stem):  # the right answers written in NumPy beside a notebook's
 _RIGHT_02 = _load_right("wrong_nb02")  # 02.1 ... 02.7
 
 
+def _codes(k):  # 05.1: B_k from Python's integers
+    m = max(1, (k - 1).bit_length())
+    return ((np.arange(k)[None, :] >> np.arange(m)[:, None]) & 1).astype(float)
+
+
+def _scalar_layer(X, C0):  # 05.3: blocks 1 and 3 with scalar codes at gamma = inf (averaging hardmax)
+    k = C0.shape[1]
+    D = ((X[:, :, None] - C0[:, None, :]) ** 2).sum(axis=0)  # (n, k)
+    tied = D == D.min(axis=1, keepdims=True)
+    y = (tied * np.arange(k)).sum(axis=1) / tied.sum(axis=1)
+    W = -(np.arange(k)[:, None] - y[None, :]) ** 2  # (k, n) block 3's scores
+    W = W == W.max(axis=1, keepdims=True)
+    return (X @ W.T) / W.sum(axis=1)
+
+
+def _leak(X, C0, gamma):  # 05.4
+    from kmt_ref import binary_transformer, lloyd
+    from kmt_ref.viz.binary_figures import plain_onehot_transformer
+    ref = lloyd(X, C0, 1).centers[1]
+    eb = np.abs(binary_transformer(X, C0, 1, gamma_update=gamma, empty="nearest_code").centers[1] - ref).max()
+    return eb / np.abs(plain_onehot_transformer(X, C0, 1, gamma_update=gamma).centers[1] - ref).max()
+
+
 def _soft_gap_split():  # 04.5
     g, stuck = nb04._soft_gain(8), nb04._gap(8) > nb04.STUCK
     return np.array([g[stuck].mean(), g[~stuck].mean()])
@@ -122,11 +145,12 @@ TABLE = {
     "04.9": (nb04.quiz_n_params, ("exact", "exact: an integer")),
     "04.10": (nb04.quiz_loss, ROUNDED),
     "04.11": (lambda: "d", ("exact", "a choice")),
-    "05.1": (lambda: binary_codes, ("exact", "a function", "exact: 0/1 entries")),
+    "05.1": (lambda: _codes, ("exact", "a function", "exact: 0/1 entries")),
     "05.2": (lambda: (nb05.nearest_code_pairs(binary_codes(10)), nb05.nearest_code_pairs(np.eye(10))),
              ("exact", "exact: integers")),
-    "05.3": (lambda: nb05.scalar_code_centers(nb05.X_TIE, nb05.C0_TIE), ROUNDED),
-    "05.4": (lambda: nb05.leak_ratio(10.0), ROUNDED),
+    "05.3": (lambda: _scalar_layer, ("exact", "a function", "to 1e-12")),
+    "05.4": (lambda: _leak, ("exact", "a function", "relative tolerance 1e-6")),
+    "05.5": (lambda: ("c", -((1 - 0.25) ** 2 + 2 * 0.25 ** 2)), ("exact", "a choice", "4 significant digits")),
     "05.6": (lambda: code_length(nb05.QUIZ_K), ("exact", "exact: an integer")),
     "05.7": (nb05.quiz_code_score, ("exact", "exact: an integer")),
     "05.8": (lambda: "b", ("exact", "a choice")),
