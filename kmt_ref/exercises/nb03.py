@@ -11,16 +11,17 @@ The premises the exercises rest on, as measured (tests/exercises/test_nb03.py re
 - 03.1: with two scores sparsemax and alpha = inf normmax always keep the same entries (a score at tau
   has tau = max z - 1, where normmax is one-hot), so the function is asked for lengths m >= 3.
 - 03.2: the largest gamma1 at which a non-member gets weight > 0 in some layer is the closed form on
-  the reference trajectory (below: :func:`_leak_thresholds`); a bisection on the transformer finds it to
-  1e-6 on every checker case. On the notebook's data (gamma2 = 0.5, 5 layers) layer 3 sets it, about
-  5 % above layer 1; on two of the three checker cases a later layer sets it too.
-- 03.4 and 03.5: the windows and the outlier gamma are the closed forms of sparsemax's and alpha = inf
-  normmax's support on the members sorted by distance; the transformer keeps exactly the predicted
-  members just inside and drops them just outside.
+  the reference trajectory (below: :func:`_leak_thresholds`): on every checker case the transformer
+  leaks at 0.999 gamma1* and not at 1.001 gamma1*. On the notebook's data (gamma2 = 0.5, 5 layers)
+  layer 3 sets it, about 5 % above layer 1; on two of the three checker cases a later layer sets it too.
+- 03.4: within each window ``trimmed_kmeans_attention(X, C0, 1, gamma2)`` keeps exactly the quantile
+  rule's members, 0.1 % outside it not; on the notebook's data the three windows have no common point.
+- 03.5: the robust transformer gives every outlier weight exactly 0 from the closed-form gamma on, and
+  not 0.1 % below it (on the notebook's data and every checker case).
 - 03.7: P(some center lands on an outlier) = 1 - prod_j (1 - sum_{outliers o in M_j} softmax_j(o)),
   the softmax over the members around their mean; seeded Gumbel draws agree within 4 standard errors.
   At gamma = 2 on the notebook's data P = 0.005340, so an estimate from N draws has a relative standard
-  error sqrt((1 - P)/(P N)): 3.1 % at N = 200,000, 31 % at N = 2,000.
+  error sqrt((1 - P)/(P N)): 3.1 % at N = 200,000, about 30 % at N = 2,000.
 """
 from __future__ import annotations
 
@@ -195,7 +196,11 @@ def _c033(answer):
                  wrong=[(z.max() - 1, "a score 1 below the maximum always gets 0 (part (c)), but that is sufficient, "
                                       "not necessary: part (d) says exactly which w get 0"),
                         (terms[-1], "that is (z_1:s - 1)/s for s = 3 only: tau is the largest of these terms"),
-                        (terms[0], "that is the term s = 1 only: tau is the largest of the terms (z_1:s - 1)/s")],
+                        (terms[0], "that is the term s = 1 only: tau is the largest of the terms (z_1:s - 1)/s"),
+                        (z[2], "w = 1.2 does get weight 0, but so does a somewhat larger w: find the largest "
+                               "(part (d))"),
+                        (z[1], "w = 1.5 ties the second score, which sparsemax keeps, and a w just below it still gets "
+                               "a weight: use part (d)")],
                  hint="not that: compute tau of [2, 1.5, 1.2] and use part (d): what does a score w <= tau get?")
     return "right: w gets 0 exactly when w <= tau of the other scores, 1.25 here, well above max z - 1 = 1"
 
@@ -312,6 +317,9 @@ def _c035(answer):
                         "weights of the outliers in layer 1"),
                  (target / np.sqrt(d), "the robust score is -gamma ||x_i - c_j||^2 / sqrt(d): did you leave out the "
                                        "sqrt(d)?")]
+        if d != 2:
+            wrong.append((target * np.sqrt(2 / d), f"these data have d = {d}: the robust score divides by sqrt(d) of "
+                                                   "the data, not by the notebook's sqrt(2)"))
         if need.size > 1 and not _close(need.min(), target, 2 * BISECTION_RTOL):
             wrong.append((float(need.min()), "that gamma drops the first outlier to go; which outlier is the last?"))
         expect_value(value, target, rtol=BISECTION_RTOL, what=f"gamma on {name}", wrong=wrong,

@@ -655,10 +655,10 @@ check("03.1", answer)
 # (`labels[t]`) in some layer, and for γ₁ above it no point does. Write a function `gamma1_star(X, C0, gamma2, T)`
 # that returns γ₁\* as a float (0.5 % is close enough); the checker calls it on data of its own. Two routes: bisect
 # on the transformer, or reason with each center's member threshold τ (what does a score below τ do to τ?) in
-# **every** layer: the centers move, and the first layer need not be the one that leaks last. Any kmt_ref function
-# may be used. `answer` is the function. Then, on the data of §2 at the smaller data weight **γ₂ = 0.5** and T = 5,
-# compare γ₁\* with the inequality's bound $(\gamma_2 D^2 + 1)/2$: why is the bound so loose, and which layer sets
-# γ₁\*?
+# **every** layer: the centers move, and the first layer need not be the one that leaks last. The transformers, the
+# loops and the normalizers of kmt_ref may all be used. `answer` is the function. Then, on the data of §2 at the
+# smaller data weight **γ₂ = 0.5** and T = 5, compare γ₁\* with the inequality's bound $(\gamma_2 D^2 + 1)/2$: why is
+# the bound so loose, and which layer sets γ₁\*?
 
 # %%
 ### BEGIN SOLUTION
@@ -799,7 +799,8 @@ check("03.3", answer)
 # of `X` to `C0`. For each cluster $j$ the window $(lo_j, hi_j]$ of γ₂ in which `trimmed_kmeans_attention(X, C0, 1, γ₂)`
 # keeps exactly the members the quantile rule keeps: write a function `quantile_windows(X, C0, q)` that returns
 # these windows as a (k, 2) array `[[lo_0, hi_0], [lo_1, hi_1], ...]` (0.5 % is close enough; the checker calls it on
-# data of its own, every cluster with 25 or more members). Any kmt_ref function may be used. `answer` is the function.
+# data of its own, every cluster with 25 or more members). The loops and the normalizers of kmt_ref may all be used.
+# `answer` is the function.
 # Then, on the data of §2 with q = 0.95: is there one γ₂ that matches the quantile rule on all three clusters at once?
 
 # %%
@@ -855,8 +856,8 @@ check("03.4", answer)
 # The authors run robust k-means with γ = 0.01 (§4 used 4). At the **first step**, what is the smallest γ at which
 # block 3 of `robust_kmeans_transformer(X, C0, 1, γ, record=True)` gives **every** outlier weight exactly 0? Write a
 # function `outlier_gamma(X, C0, is_out)` that returns it as a float, to a relative 0.5 % (a bisection's width;
-# 3 significant digits are enough), for data of any dimension d; the checker calls it on data of its own. Any
-# kmt_ref function may be used. `answer` is the function. Then, on the data of §2: is the authors' default enough on
+# 3 significant digits are enough), for data of any dimension d; the checker calls it on data of its own. The
+# transformers, the loops and the normalizers of kmt_ref may all be used. `answer` is the function. Then, on the data of §2: is the authors' default enough on
 # this unit-scale data?
 
 # %%
@@ -919,8 +920,8 @@ check("03.5", answer)
 # center tokens: what does the noise range `GUMBEL_RANGE` (width W ≈ 40.3) have to do with the penalties?
 #
 # Write the proof in the answer cell below the check. `answer` is a pair: (1) $P[\max_i (z_i + g_i) \le 0]$ for
-# $z = (0, \ln 2)$, to 4 significant digits (your proof's integrand holds it); (2) the letter of the statement that
-# says why the circuit never samples a non-member, as a string:
+# $z = (0, \ln 2)$, to 4 significant digits (the product of the CDFs in your proof gives it); (2) the letter of the
+# statement that says why the circuit never samples a non-member, as a string:
 #
 # - (a) block 3 gives every non-member and every other center token the score −∞
 # - (b) every non-member and center token scores more than 1 + W below the best member, and the noise, confined to an
@@ -978,7 +979,7 @@ check("03.6", answer)
 # `randomized_kmedoids_transformer`, `gumbel` and `gumbel_noise` raise while it runs: no draws inside the function.
 # `answer` is the function. Then, on the data of §2 with γ = 2 (instead of §5's 20), confirm it by sampling with a
 # seeded Generator. An estimate from N draws is not enough: its relative standard error is
-# $\sqrt{(1 - P)/(P N)}$, large for a small P (the cell prints it for its N and for §9's 2,000 draws).
+# $\sqrt{(1 - P)/(P N)}$, large for a small P; print it for your N and for §9's 2,000 draws.
 
 # %%
 ### BEGIN SOLUTION
