@@ -604,7 +604,9 @@ plt.show()
 #
 # Each exercise has a tag line: its kind, difficulty (★ to ★★★), the minutes it takes, and whether `check` grades it.
 # Set `answer` in the cell under the task and run the `check` cell; `report("03")` at the end counts your results.
-# Exercises graded by reading have a model answer in `notebooks/solutions/`. The data `X, C0, is_out`, the constants
+# A code exercise asks for a function: `check` calls it on data of its own, which this notebook does not show, so
+# test it on the data of §2 first. The proofs and the explore have a checked part and a written answer; the written
+# answers have a model answer in `notebooks/solutions/`. The data `X, C0, is_out`, the constants
 # `SEED, T, GAMMA2, GAMMA_ROBUST, GAMMA_MEDOID` and the imports of the notebook are available.
 
 # %%
@@ -613,18 +615,29 @@ from kmt_ref.exercises import check, report
 # %% [markdown]
 # ### Exercise 03.1
 #
-# Find a score vector `z` (a 1-D array with at least two entries) on which sparsemax and α = ∞ normmax keep
-# **different** entries, i.e. `sparsemax(z) > 0` differs from `normmax(z, alpha=np.inf) > 0`. Work it out with τ
-# first (§1), then check it with `simplex_threshold`, `sparsemax` and `normmax`. Set `answer = z`.
+# Write a function `disagreeing_scores(m)` that returns a score vector `z` of length `m` (a 1-D float array; the
+# checker calls it for several `m` ≥ 3) on which sparsemax and α = ∞ normmax keep **different** entries, i.e.
+# `sparsemax(z) > 0` differs from `normmax(z, alpha=np.inf) > 0`. Work it out with τ first (§1): which scores
+# does normmax keep that sparsemax drops, and what does a further score far below τ do to τ (exercise 03.3 (d))?
+# Your function builds `z` by hand, without `simplex_threshold`, `sparsemax` or `normmax` (the checker makes them
+# raise while it runs); check its output with them outside the function. (With two scores the two maps always
+# agree: a score at τ then has τ = max z − 1, where normmax is one-hot.) `answer` is the function.
 
 # %%
 ### BEGIN SOLUTION
 # Normmax keeps the scores *at* tau, sparsemax drops them: put a score exactly at tau, with tau > max z - 1.
 # z = (1, 1, 1/2): (z_{1:s} - 1)/s = 0, 1/2, 1/2 for s = 1, 2, 3, so tau = 1/2 = z_3 (exact in binary).
-z_ex = np.array([1.0, 1.0, 0.5])
-print("tau =", simplex_threshold(z_ex)[0], "| sparsemax:", sparsemax(z_ex),
-      "| normmax a=inf:", normmax(z_ex, alpha=np.inf))
-answer = z_ex
+# Further scores at or below tau leave tau unchanged (03.3 (d)); put them 1 below it, where neither map keeps them.
+def disagreeing_scores(m):
+    return np.concatenate([[1.0, 1.0, 0.5], np.full(m - 3, -0.5)])
+
+
+for m in (3, 5, 12):
+    z_ex = disagreeing_scores(m)
+    print(f"m = {m:2d}: tau = {simplex_threshold(z_ex)[0]}, sparsemax keeps {int((sparsemax(z_ex) > 0).sum())}, "
+          f"normmax keeps {int((normmax(z_ex, alpha=np.inf) > 0).sum())}")
+    assert not np.array_equal(sparsemax(z_ex) > 0, normmax(z_ex, alpha=np.inf) > 0)
+answer = disagreeing_scores
 ### END SOLUTION
 
 # %%
@@ -636,47 +649,63 @@ check("03.1", answer)
 # §3 chose the member penalty γ₁ with `separating_penalties` so that $2\gamma_1 \ge \gamma_2 D^2 + 1$ ($D^2$ of
 # `member_distance_bound`: the larger of the data's squared bounding-box diameter and every point's squared distance
 # to its nearest initial center): then every non-member is at least 1 below the members and gets weight 0.
-# That inequality is **sufficient, not necessary**. Find the actual threshold γ₁\* at a smaller data weight,
-# **γ₂ = 0.5**: with `trimmed_kmeans_transformer(X, C0, T, 0.5, gamma1=γ₁, record=True)` (T = 5 layers), for γ₁
+# That inequality is **sufficient, not necessary**. Find the actual threshold γ₁\*: for data `X`, initial centers
+# `C0`, a data weight γ₂ and T layers of `trimmed_kmeans_transformer(X, C0, T, γ₂, gamma1=γ₁, record=True)`, for γ₁
 # below γ₁\* some point gets a nonzero block-3 weight (`layers[t].weights["3"]`) from a center it is not assigned to
-# (`labels[t]`) in some layer, and for γ₁ above it no point does. `answer` = γ₁\* as a float (0.5 % is close
-# enough). Two routes: bisect on the transformer, or reason with each center's member threshold τ (what does a score
-# below τ do to τ?) in **every** layer: the centers move, and the first layer need not be the one that leaks last.
-# Then compare γ₁\* with the inequality's bound $(\gamma_2 D^2 + 1)/2$.
+# (`labels[t]`) in some layer, and for γ₁ above it no point does. Write a function `gamma1_star(X, C0, gamma2, T)`
+# that returns γ₁\* as a float (0.5 % is close enough); the checker calls it on data of its own. Two routes: bisect
+# on the transformer, or reason with each center's member threshold τ (what does a score below τ do to τ?) in
+# **every** layer: the centers move, and the first layer need not be the one that leaks last. The transformers, the
+# loops and the normalizers of kmt_ref may all be used. `answer` is the function. Then, on the data of §2 at the
+# smaller data weight **γ₂ = 0.5** and T = 5, compare γ₁\* with the inequality's bound $(\gamma_2 D^2 + 1)/2$: why is
+# the bound so loose, and which layer sets γ₁\*?
 
 # %%
 ### BEGIN SOLUTION
 GAMMA2_LEAK = 0.5
 
 
+def gamma1_per_layer(X, C0, gamma2, T):
+    """Per layer, the largest gamma1 at which a non-member enters some center's normmax support."""
+    # Until something leaks the transformer follows the reference, so read the thresholds on its trajectory. A
+    # non-member's score is b_i - 2 gamma1 (b_i = -gamma2 ||x_i - c_j||^2, ||e_j - y_i||^2 = 2); a score below the
+    # members' tau leaves tau unchanged (exercise 03.3), so it enters normmax's support iff b_i - 2 gamma1 >= tau.
+    ref = trimmed_kmeans_attention(X, C0, T, gamma2)
+    k = C0.shape[1]
+    out = []
+    for t in range(T):
+        b = -gamma2 * np.sum((X[:, :, None] - ref.centers[t][:, None, :]) ** 2, axis=0)     # (n, k)
+        own = ref.labels[t][:, None] == np.arange(k)                                        # (n, k)
+        out.append(max((b[~own[:, j], j].max() - simplex_threshold(b[own[:, j], j])[0]) / 2 for j in range(k)))
+    return np.array(out)
+
+
+def gamma1_star(X, C0, gamma2, T):
+    return float(gamma1_per_layer(X, C0, gamma2, T).max())
+
+
 def leaks(gamma1_try):
-    """How many (point, center) pairs give a non-member a nonzero block-3 weight, per layer."""
+    """How many (point, center) pairs give a non-member a nonzero block-3 weight, per layer (the data of §2)."""
     tr = trimmed_kmeans_transformer(X, C0, T, GAMMA2_LEAK, gamma1=gamma1_try, record=True)
     return [int(np.sum((rec.weights["3"][:n] > 0) & (tr.labels[t][:, None] != np.arange(k))))
             for t, rec in enumerate(tr.layers)]
 
-# Closed form. Until something leaks the transformer follows the reference, so read the thresholds on its
-# trajectory. A non-member's score is b_i - 2 gamma1 (b_i = -gamma2 ||x_i - c_j||^2, ||e_j - y_i||^2 = 2); a score
-# below the members' tau leaves tau unchanged (exercise 03.3), so it enters normmax's support iff b_i - 2 gamma1 >= tau.
-ref = trimmed_kmeans_attention(X, C0, T, GAMMA2_LEAK)
-per_layer = []
-for t in range(T):
-    b = -GAMMA2_LEAK * np.sum((X[:, :, None] - ref.centers[t][:, None, :]) ** 2, axis=0)   # (n, k)
-    own = ref.labels[t][:, None] == np.arange(k)                                          # (n, k)
-    per_layer.append(max((b[~own[:, j], j].max() - simplex_threshold(b[own[:, j], j])[0]) / 2 for j in range(k)))
-gamma1_star = max(per_layer)
-print("threshold per layer:", np.round(per_layer, 5), "-> gamma1* =", round(gamma1_star, 6),
+
+per_layer = gamma1_per_layer(X, C0, GAMMA2_LEAK, T)
+gamma1_s = gamma1_star(X, C0, GAMMA2_LEAK, T)
+print("threshold per layer:", np.round(per_layer, 5), "-> gamma1* =", round(gamma1_s, 6),
       "set by layer", int(np.argmax(per_layer)) + 1)
 
 # Confirmed on the transformer: something leaks just below, nothing just above; layer 1's own threshold is too low.
-assert sum(leaks(0.99 * gamma1_star)) > 0 and sum(leaks(1.01 * gamma1_star)) == 0
+assert sum(leaks(0.99 * gamma1_s)) > 0 and sum(leaks(1.01 * gamma1_s)) == 0
 assert leaks(1.01 * per_layer[0])[0] == 0 and sum(leaks(1.01 * per_layer[0])) > 0
 gamma1_leak = separating_penalties(X, C0, GAMMA2_LEAK)[0]
 bound = (GAMMA2_LEAK * D2 + 1) / 2
 print(f"inequality bound (gamma2 D^2 + 1)/2 = {bound:.2f}, separating_penalties' gamma1 = {gamma1_leak:.2f}: "
-      f"{bound / gamma1_star:.0f} and {gamma1_leak / gamma1_star:.0f} times gamma1*")
+      f"{bound / gamma1_s:.0f} and {gamma1_leak / gamma1_s:.0f} times gamma1*")
 # where gamma1* comes from: the layer t and center j whose nearest non-member rises highest above the members' tau
 t_s = int(np.argmax(per_layer))
+ref = trimmed_kmeans_attention(X, C0, T, GAMMA2_LEAK)
 C_t = ref.centers[t_s]                                                                 # (d, k)
 b = -GAMMA2_LEAK * np.sum((X[:, :, None] - C_t[:, None, :]) ** 2, axis=0)             # (n, k)
 own = ref.labels[t_s][:, None] == np.arange(k)
@@ -715,6 +744,23 @@ check("03.2", answer)
 #   circuits' penalties must buy;
 # - (d) appending a score $w \le \tau$ to $z$ leaves τ unchanged, and $w$ gets weight 0; a score $w > \tau$ enters
 #   the support (the fact exercise 03.2 uses).
+#
+# Write the proof in the answer cell below the check. Then use (c) and (d) on $z = (2, 1.5, 1.2, w)$: `answer` = the
+# **largest** $w$ for which sparsemax gives $w$ weight exactly 0 (4 significant digits). Is it $\max z - 1$?
+
+# %%
+### BEGIN SOLUTION
+z_33 = np.array([2.0, 1.5, 1.2])
+terms_33 = (np.cumsum(np.sort(z_33)[::-1]) - 1) / np.arange(1, 4)          # (z_1:s - 1)/s = 1, 1.25, 1.2333
+w_max = terms_33.max()                                                    # tau of the other three scores, by (d)
+print("(z_1:s - 1)/s:", np.round(terms_33, 4), "-> largest w with weight 0 =", w_max)
+for w, zero in ((w_max, True), (w_max + 1e-9, False), (1.0, True)):
+    assert (sparsemax(np.append(z_33, w))[-1] == 0) == zero
+answer = w_max
+### END SOLUTION
+
+# %%
+check("03.3", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -739,33 +785,45 @@ check("03.2", answer)
 # w - \tau > 0$, so $\tau' > \tau$; were $w \le \tau'$, then $\varphi_{z'}(\tau') = \varphi_z(\tau') < \varphi_z(\tau) = 0$
 # ($\varphi_z$ strictly decreases where it is $> -1$), a contradiction: $w > \tau'$ and $w$ is in the support. For α = ∞
 # normmax the same τ decides, with $w \ge \tau$ (it keeps the scores at τ).
+#
+# *The checked number.* For $z = (2, 1.5, 1.2)$ the terms are 1, 1.25, 1.2333, so τ = 1.25 and by (d) exactly the
+# $w \le 1.25$ get weight 0: the gap of 1 of (c) ($w \le \max z - 1 = 1$) is sufficient, not necessary.
 # ### END SOLUTION
 
 # %% [markdown]
 # ### Exercise 03.4
 #
 # The authors' quantile rule (§8b) keeps, in a cluster of $n_j$ members at distinct distances, its
-# $\lceil 0.95\,(n_j - 1)\rceil$ closest members, whatever the scale; α = ∞ normmax keeps a number set by γ₂ (§7). Take
-# the **first step** on the data of §2 (Lloyd's assignment `labels0` to `C0`). For each cluster $j$ find the window
-# $(lo_j, hi_j]$ of γ₂ in which `trimmed_kmeans_attention(X, C0, 1, γ₂)` keeps exactly the members the quantile rule
-# keeps. `answer` = a (3, 2) array `[[lo_0, hi_0], [lo_1, hi_1], [lo_2, hi_2]]` (0.5 % is close enough). Is there one γ₂
-# that matches the quantile rule on all three clusters at once?
+# $\lceil q\,(n_j - 1)\rceil$ closest members, whatever the scale (`trimmed_kmeans_quantile(X, C0, 1, q=q)`;
+# $q = 0.95$ in their code); α = ∞ normmax keeps a number set by γ₂ (§7). Take the **first step**: Lloyd's assignment
+# of `X` to `C0`. For each cluster $j$ the window $(lo_j, hi_j]$ of γ₂ in which `trimmed_kmeans_attention(X, C0, 1, γ₂)`
+# keeps exactly the members the quantile rule keeps: write a function `quantile_windows(X, C0, q)` that returns
+# these windows as a (k, 2) array `[[lo_0, hi_0], [lo_1, hi_1], ...]` (0.5 % is close enough; the checker calls it on
+# data of its own, every cluster with 25 or more members). The loops and the normalizers of kmt_ref may all be used.
+# `answer` is the function.
+# Then, on the data of §2 with q = 0.95: is there one γ₂ that matches the quantile rule on all three clusters at once?
 
 # %%
 ### BEGIN SOLUTION
 # The members in increasing distance D_(1) < D_(2) < ...: member s is kept iff its score reaches tau, i.e.
 # gamma2 * f(s) <= 1 with f(s) = sum_{i<s} (D_(s) - D_(i)) = s D_(s) - D_{1:s} (nondecreasing in s; the support is a
 # prefix). So exactly `keep` are kept iff 1/f(keep + 1) < gamma2 <= 1/f(keep).
-q_kept = trimmed_kmeans_quantile(X, C0, 1).info["kept"][0]                       # (n,) the quantile rule's choice
-windows = []
-for j in range(k):
-    Dj = np.sort(np.sum((X[:, labels0 == j] - C0[:, [j]]) ** 2, axis=0))
-    keep = int(q_kept[labels0 == j].sum())
-    assert keep == np.ceil(0.95 * (Dj.size - 1))
-    f = lambda s: s * Dj[s - 1] - Dj[:s].sum()                                   # noqa: E731
-    windows.append((1 / f(keep + 1), 1 / f(keep)))
-windows = np.array(windows)
+def quantile_windows(X, C0, q):
+    labels = lloyd(X, C0, 1).labels[0]
+    q_kept = trimmed_kmeans_quantile(X, C0, 1, q=q).info["kept"][0]             # (n,) the quantile rule's choice
+    windows = []
+    for j in range(C0.shape[1]):
+        Dj = np.sort(np.sum((X[:, labels == j] - C0[:, [j]]) ** 2, axis=0))
+        keep = int(q_kept[labels == j].sum())                                   # ceil(q (n_j - 1)) here
+        f = lambda s: s * Dj[s - 1] - Dj[:s].sum()                               # noqa: E731
+        windows.append((1 / f(keep + 1), 1 / f(keep)))
+    return np.array(windows)
+
+
+windows = quantile_windows(X, C0, 0.95)
+q_kept = trimmed_kmeans_quantile(X, C0, 1).info["kept"][0]
 for j, (lo_j, hi_j) in enumerate(windows):                                       # confirmed by the loop itself
+    assert q_kept[labels0 == j].sum() == np.ceil(0.95 * (np.sum(labels0 == j) - 1))
     inside = trimmed_kmeans_attention(X, C0, 1, np.sqrt(lo_j * hi_j)).info["kept"][0]
     assert np.array_equal(inside[labels0 == j], q_kept[labels0 == j])
     for g_out in (0.99 * lo_j, 1.01 * hi_j):
@@ -777,7 +835,7 @@ print("members:", np.bincount(labels0), "| kept by the quantile rule:",
 print("windows (lo, hi]:\n", windows)
 print(f"common window: ({windows[:, 0].max():.4f}, {windows[:, 1].min():.4f}]",
       "-> empty" if windows[:, 0].max() >= windows[:, 1].min() else "")
-answer = windows
+answer = quantile_windows
 ### END SOLUTION
 
 # %%
@@ -795,24 +853,36 @@ check("03.4", answer)
 # %% [markdown]
 # ### Exercise 03.5
 #
-# The authors run robust k-means with γ = 0.01 (§4 used 4). At the **first step** on the data of §2, what is the
-# smallest γ at which block 3 of `robust_kmeans_transformer(X, C0, 1, γ, record=True)` gives **every** outlier weight
-# exactly 0? `answer` = that γ as a float, to a relative 0.5 % (a bisection's width; 3 significant digits are
-# enough). Is the authors' default enough on this unit-scale
-# data?
+# The authors run robust k-means with γ = 0.01 (§4 used 4). At the **first step**, what is the smallest γ at which
+# block 3 of `robust_kmeans_transformer(X, C0, 1, γ, record=True)` gives **every** outlier weight exactly 0? Write a
+# function `outlier_gamma(X, C0, is_out)` that returns it as a float, to a relative 0.5 % (a bisection's width;
+# 3 significant digits are enough), for data of any dimension d; the checker calls it on data of its own. The
+# transformers, the loops and the normalizers of kmt_ref may all be used. `answer` is the function. Then, on the data of §2: is the authors' default enough on
+# this unit-scale data?
 
 # %%
 ### BEGIN SOLUTION
 # Sparsemax keeps the member of rank s (increasing distance) iff g sum_{i<s} (D_(s) - D_(i)) < 1, g = gamma/sqrt(d)
 # (exercise 03.3 (d) applied to the members in order): monotone in gamma. So outlier o is dropped iff
 # gamma >= sqrt(d) / sum_{D_i < D_o} (D_o - D_i); the outlier closest to its center is the last to go.
-need = {}
-for j in range(k):
-    members = np.flatnonzero(labels0 == j)
-    Dj = np.sum((X[:, members] - C0[:, [j]]) ** 2, axis=0)
-    for o in np.flatnonzero(is_out[members]):
-        need[int(members[o])] = np.sqrt(d) / np.sum(Dj[o] - Dj[Dj < Dj[o]])
-gamma_star = max(need.values())
+def outlier_gammas(X, C0, is_out):
+    """{outlier index: the smallest gamma at which it gets weight 0 at the first step}."""
+    labels = lloyd(X, C0, 1).labels[0]
+    need = {}
+    for j in range(C0.shape[1]):
+        members = np.flatnonzero(labels == j)
+        Dj = np.sum((X[:, members] - C0[:, [j]]) ** 2, axis=0)
+        for o in np.flatnonzero(is_out[members]):
+            need[int(members[o])] = np.sqrt(X.shape[0]) / np.sum(Dj[o] - Dj[Dj < Dj[o]])
+    return need
+
+
+def outlier_gamma(X, C0, is_out):
+    return float(max(outlier_gammas(X, C0, is_out).values()))
+
+
+need = outlier_gammas(X, C0, is_out)
+gamma_star = outlier_gamma(X, C0, is_out)
 print("gamma needed per outlier:", {i: round(float(v), 4) for i, v in need.items()}, "-> gamma* =", round(gamma_star, 5))
 D_first = np.sum((X - C0[:, labels0]) ** 2, axis=0)                    # (n,) squared distance to the own center
 print("outliers' squared distances to their centers:", np.round(D_first[is_out], 2),
@@ -823,7 +893,7 @@ for g_try, zero in ((0.01, False), (0.999 * gamma_star, False), (gamma_star, Tru
     w_out = robust_kmeans_transformer(X, C0, 1, g_try, record=True).layers[0].weights["3"][:n][is_out]
     print(f"gamma = {g_try:.5f}: largest outlier weight {w_out.max():.4f}")
     assert (w_out.max() == 0) == zero
-answer = gamma_star
+answer = outlier_gamma
 ### END SOLUTION
 
 # %%
@@ -848,6 +918,31 @@ check("03.5", answer)
 # $P[\arg\max_i (z_i + g_i) = j] = \mathrm{softmax}(z)_j$. Then explain why the k-medoids circuit's sample is exactly a
 # draw from $\mathrm{softmax}_{i \in M_j}(-\gamma\|x_i - \mu_j\|^2)$ even though block 3 also scores non-members and
 # center tokens: what does the noise range `GUMBEL_RANGE` (width W ≈ 40.3) have to do with the penalties?
+#
+# Write the proof in the answer cell below the check. `answer` is a pair: (1) $P[\max_i (z_i + g_i) \le 0]$ for
+# $z = (0, \ln 2)$, to 4 significant digits (the product of the CDFs in your proof gives it); (2) the letter of the
+# statement that says why the circuit never samples a non-member, as a string:
+#
+# - (a) block 3 gives every non-member and every other center token the score −∞
+# - (b) every non-member and center token scores more than 1 + W below the best member, and the noise, confined to an
+#   interval of width W, changes a difference of two logits by at most W
+# - (c) standard Gumbel noise is bounded, so any positive penalty keeps the non-members below the members
+# - (d) block 3 normalizes over the members of cluster j only
+
+# %%
+### BEGIN SOLUTION
+# max_i (z_i + g_i) <= 0 iff every g_i <= -z_i: prod_i exp(-e^{z_i}) = exp(-Z), Z = sum_i e^{z_i} = 1 + 2 = 3
+z_36 = np.array([0.0, np.log(2.0)])
+p_max = np.exp(-np.sum(np.exp(z_36)))
+g_36 = -np.log(-np.log(np.random.default_rng(SEED).uniform(size=(2, 200_000))))   # standard Gumbel draws
+p_draws = np.mean((z_36[:, None] + g_36).max(axis=0) <= 0)
+print(f"P[max <= 0] = exp(-3) = {p_max:.5f}; 200,000 draws: {p_draws:.5f}")
+assert abs(p_draws - p_max) < 4 * np.sqrt(p_max * (1 - p_max) / 200_000)
+answer = (p_max, "b")
+### END SOLUTION
+
+# %%
+check("03.6", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -868,27 +963,48 @@ check("03.5", answer)
 # always a member. Over the members the logits are exactly $-\gamma\|x_i - \mu_j\|^2$ with i.i.d. noise, so by the
 # trick the winner is a softmax draw over the members (up to the noise's 2⁻⁵³ grid and truncation, far below any
 # measurable effect). Different centers use different noise columns, so their draws are independent.
+#
+# *The checked pair.* (1) The product of the CDFs at $y = 0$: $\exp(-(e^0 + e^{\ln 2})) = e^{-3} \approx 0.04979$.
+# (2) is (b): the scores are finite (not (a)) and block 3 attends to every key (not (d)); a standard Gumbel
+# variable is unbounded (not (c)): the bound W comes from the grid of `gumbel_noise`.
 # ### END SOLUTION
 
 # %% [markdown]
 # ### Exercise 03.7
 #
-# Run randomized k-medoids with γ = 2 (instead of §5's 20) for **one** layer from `C0` on the data of §2. What is the
-# probability that **at least one** center becomes an outlier? `answer` = the exact probability as a float, to 4
-# significant digits (an estimate from draws, good to about 3 %, is not enough). Then confirm it by sampling with a
-# seeded Generator.
+# Randomized k-medoids runs for **one** layer from initial centers `C0`. What is the probability that **at least
+# one** center becomes an outlier? Write a function `p_outlier(X, C0, is_out, gamma)` that returns the exact
+# probability as a float, to 4 significant digits, from the distribution the sampler draws from (§5); a center
+# without members stays where it is. The checker calls it on data of its own, and makes `randomized_kmedoids`,
+# `randomized_kmedoids_transformer`, `gumbel` and `gumbel_noise` raise while it runs: no draws inside the function.
+# `answer` is the function. Then, on the data of §2 with γ = 2 (instead of §5's 20), confirm it by sampling with a
+# seeded Generator. An estimate from N draws is not enough: its relative standard error is
+# $\sqrt{(1 - P)/(P N)}$, large for a small P; print it for your N and for §9's 2,000 draws.
 
 # %%
 ### BEGIN SOLUTION
 GAMMA_SAMPLE = 2.0
-p_out, logits = [], []
-for j in range(k):
-    members = np.flatnonzero(labels0 == j)
-    mu = X[:, members].mean(axis=1)                                      # the member mean, not C0[:, j]
-    z_j = -GAMMA_SAMPLE * np.sum((X[:, members] - mu[:, None]) ** 2, axis=0)
-    p_out.append(softmax(z_j)[is_out[members]].sum())                    # P(center j lands on an outlier)
-    logits.append((z_j, is_out[members]))
-p_any = 1 - np.prod(1 - np.array(p_out))                                 # the centers draw independently
+
+
+def outlier_probabilities(X, C0, is_out, gamma):
+    """Per center, P(it becomes an outlier): the softmax over its members around their mean, at the outliers."""
+    labels = lloyd(X, C0, 1).labels[0]
+    p = np.zeros(C0.shape[1])
+    for j in range(C0.shape[1]):
+        members = np.flatnonzero(labels == j)
+        if members.size == 0:
+            continue                                                      # an empty cluster keeps its center
+        mu = X[:, members].mean(axis=1)                                   # the member mean, not C0[:, j]
+        z_j = -gamma * np.sum((X[:, members] - mu[:, None]) ** 2, axis=0)
+        p[j] = softmax(z_j)[is_out[members]].sum()
+    return p
+
+
+def p_outlier(X, C0, is_out, gamma):
+    return float(1 - np.prod(1 - outlier_probabilities(X, C0, is_out, gamma)))   # the centers draw independently
+
+
+p_out, p_any = outlier_probabilities(X, C0, is_out, GAMMA_SAMPLE), p_outlier(X, C0, is_out, GAMMA_SAMPLE)
 print("per center:", np.round(p_out, 6), "-> P(at least one) =", round(p_any, 6))
 
 # Sampling check with kmt_ref's own sampler (block 3's normalizer), N seeded draws per center at once.
@@ -896,16 +1012,20 @@ from kmt_ref.core.normalizers import gumbel
 N = 200_000
 rng = np.random.default_rng(SEED)
 hit = np.zeros(N, dtype=bool)
-for z_j, out_j in logits:
+for j in range(k):
+    members = np.flatnonzero(labels0 == j)
+    z_j = -GAMMA_SAMPLE * np.sum((X[:, members] - X[:, members].mean(axis=1, keepdims=True)) ** 2, axis=0)
     one_hot = gumbel(np.repeat(z_j[:, None], N, axis=1), rng=rng, hard=True)   # (n_j, N), one sample per column
-    hit |= one_hot[out_j].sum(axis=0) > 0
+    hit |= one_hot[is_out[members]].sum(axis=0) > 0
 estimate, sigma = hit.mean(), np.sqrt(p_any * (1 - p_any) / N)
-print(f"estimate from {N} draws: {estimate:.5f} (exact {p_any:.5f}, sigma {sigma:.1e})")
+print(f"estimate from {N:,} draws: {estimate:.5f} (exact {p_any:.5f}, standard error {sigma:.1e})")
+for n_draws in (N, 2000):
+    print(f"relative standard error of an estimate from {n_draws:,} draws: {np.sqrt((1 - p_any) / (p_any * n_draws)):.1%}")
 assert abs(estimate - p_any) < 4 * sigma      # fails with probability ~6e-5 for a fresh seed; this seed is fixed
 # and one transformer draw agrees with the loop on the same seed (as in §5):
 assert np.array_equal(randomized_kmedoids_transformer(X, C0, 1, GAMMA_SAMPLE, np.random.default_rng(0)).centers,
                       randomized_kmedoids(X, C0, 1, GAMMA_SAMPLE, np.random.default_rng(0)).centers)
-answer = p_any
+answer = p_outlier
 ### END SOLUTION
 
 # %%
@@ -918,8 +1038,9 @@ check("03.7", answer)
 # blobs, the same `C0` and the same first four outliers, and adds more far points. For n_o ∈ {4, 10, 20, 40} outliers run Lloyd,
 # trimmed (γ₂ = 3), robust (γ = 4), k-medoids (γ = 20) and Cuesta-Albertos (ρ = 0.05) for 5 steps. Record how many
 # outliers block 3 listens to in the last layer (for Cuesta-Albertos: how many outliers are not trimmed) and the log
-# objective of the inliers. Which rule breaks first, and why? What would Cuesta-Albertos need? Is k-medoids' result
-# a property of the rule or of one draw?
+# objective of the inliers. `answer` = the number of outliers Cuesta-Albertos does not trim at n_o = 20 (an
+# integer; you can predict it from h before you run it). Then, in the answer cell below the check: which rule breaks
+# first, and why? What would Cuesta-Albertos need? Is k-medoids' result a property of the rule or of one draw?
 
 # %%
 ### BEGIN SOLUTION
@@ -959,7 +1080,14 @@ for j in range(k):
     spread_in = np.mean(np.sum((inl - inl.mean(axis=1, keepdims=True)) ** 2, axis=0))
     print(f"cluster {j}: P(sampling an outlier) = {softmax(-GAMMA_MEDOID * sq)[om[mem]].sum():.1e}, "
           f"gamma x the blob's mean squared spread = {GAMMA_MEDOID * spread_in:.3f}")
+# the checked count: n = 110 points at n_o = 20, h = ceil(0.95 n) = 105 kept, so at most 5 outliers trimmed
+n_20 = 90 + 20
+assert rows[2]["Cuesta-Albertos"][0] == 20 - (n_20 - int(np.ceil(0.95 * n_20)))
+answer = rows[2]["Cuesta-Albertos"][0]
 ### END SOLUTION
+
+# %%
+check("03.8", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -967,8 +1095,9 @@ for j in range(k):
 # does not move (−0.898 and −0.889): they trim by a **score gap** per cluster, and a far point is far however many
 # far points there are. Lloyd listens to all outliers and its inlier objective climbs from −0.40 to +1.50.
 # Cuesta-Albertos with ρ = 0.05 keeps $h = \lceil 0.95\,n\rceil$ points: with 94 points it trims exactly the 4
-# outliers, but at n_o = 10 it keeps 5 of them and at n_o = 40 its objective (+1.48) is as bad as Lloyd's: it breaks
-# first, as soon as the outliers outnumber the trimming proportion. It needs ρ ≥ n_o/n, the share of outliers, known in
+# outliers, but at n_o = 10 it keeps 5 of them, at n_o = 20 it keeps 15 (it trims only n − h = 5 points: the checked
+# count), and at n_o = 40 its objective (+1.48) is as bad as Lloyd's: it breaks first, as soon as the outliers
+# outnumber the trimming proportion. It needs ρ ≥ n_o/n, the share of outliers, known in
 # advance; with ρ = n_o/n it trims every outlier again (−0.908 at every n_o). k-medoids never samples an outlier (at
 # γ = 20 and the first step with 4 outliers their probability is at most about 3e-12, printed last), but its objective is
 # the worst of the robust rules for a reason unrelated to the outliers: γ times a blob's mean squared spread is about

@@ -24,6 +24,10 @@ from kmt_ref.core.tokens import run_layers
 from kmt_ref.exercises import EXERCISES, check, nb01, nb02, nb03, nb04, nb05
 from kmt_ref.exercises._registry import DIGITS
 
+_spec = importlib.util.spec_from_file_location("right_nb03", Path(__file__).with_name("right_nb03.py"))
+right_nb03 = importlib.util.module_from_spec(_spec)  # notebook 03's right answers, independent of the checkers
+_spec.loader.exec_module(right_nb03)
+
 
 # ----------------------------------------------------------------------------- right answers that are functions
 def _one_layer_tokens(X, C):  # 01.1, in NumPy: the layer's output is Lloyd's step in token form
@@ -128,11 +132,15 @@ TABLE = {
     "02.9": (nb02.quiz_dot_score, ROUNDED),
     "02.10": (lambda: dot_product_weights(5, 4)[0]["W1"].shape, ("exact", "exact: integers")),
     "02.11": (nb02.quiz_responsibility, ROUNDED),
-    "03.1": (lambda: np.array([1.0, 1.0, 0.5]), ("exact", "exact: a score must sit exactly at the threshold")),
-    "03.2": (nb03.leak_threshold, ROUNDED),                                   # and its stated 0.5 %
-    "03.4": (nb03.quantile_windows, ROUNDED),                                 # and its stated 0.5 %
-    "03.5": (nb03.robust_outlier_gamma, ROUNDED),                             # and its stated 0.5 %
-    "03.7": (nb03.medoid_outlier_probability, ROUNDED),
+    "03.1": (lambda: right_nb03.disagreeing_scores, ("exact", "a function",
+                                                     "exact: a score must sit exactly at the threshold")),
+    "03.2": (lambda: right_nb03.gamma1_star, ("exact", "a function", "within 0.5 %")),
+    "03.3": (lambda: 1.25, ROUNDED),                                          # tau of (2, 1.5, 1.2)
+    "03.4": (lambda: right_nb03.quantile_windows, ("exact", "a function", "within 0.5 %")),
+    "03.5": (lambda: right_nb03.outlier_gamma, ("exact", "a function", "within 0.5 %")),
+    "03.6": (lambda: (np.exp(-3.0), "b"), ("exact", "4 significant digits", "a choice")),  # test_nb03: 0.04979 passes
+    "03.7": (lambda: right_nb03.p_outlier, ("exact", "a function", "4 significant digits")),
+    "03.8": (lambda: 15, ("exact", "exact: an integer")),
     "03.9": (lambda: sparsemax(nb03.QUIZ_Z), ROUNDED),
     "03.10": (lambda: sparsemax(-nb03.QUIZ_GAMMA / np.sqrt(nb03.QUIZ_D) * nb03.QUIZ_SQ), ROUNDED),
     "03.11": (lambda: "a", ("exact", "a choice")),
@@ -178,7 +186,7 @@ def _as_list(answer):
 
 
 def test_the_table_covers_every_checked_exercise():
-    assert len(CHECKED) == 44
+    assert len(CHECKED) == 48
     assert sorted(TABLE) == sorted(CHECKED), "every checked exercise needs a row here (and only those)"
 
 

@@ -1,58 +1,146 @@
-"""Plausible wrong answers to the checked exercises of notebook 03 (each a real student mistake)."""
+"""Plausible wrong answers to the checked exercises of notebook 03 (each a real student mistake).
+
+The code exercises ask for functions: their wrong answers are functions that make the mistake (written in
+NumPy here), return the notebook's numbers whatever the data, or call what the exercise forbids."""
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 
+from kmt_ref.algorithms.kmedoids import randomized_kmedoids
 from kmt_ref.algorithms.sparse_update import separating_penalties
+from kmt_ref.core.normalizers import normmax, softmax, sparsemax
 from kmt_ref.exercises import nb03
 
-_X, _C0, _ = nb03._data()
-_GAMMA1_CHOSEN = separating_penalties(_X, _C0, nb03.GAMMA2_LEAK)[0]
-_D2 = (_GAMMA1_CHOSEN - 2.0) / nb03.GAMMA2_LEAK / (1 + 2.0**-20)  # separating_penalties: gamma1 = gamma2 D^2 (1 + 2^-20) + 2
-_G1 = nb03.leak_threshold()
-_G1_LAYERS = nb03.leak_thresholds()
-_WIN = nb03.quantile_windows()
-_GR = nb03.robust_outlier_gamma()
-_P = nb03._outlier_probabilities()
+_spec = importlib.util.spec_from_file_location("right_nb03", Path(__file__).with_name("right_nb03.py"))
+_right = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_right)
+
+_X, _C0, _OUT = nb03._data()
+
+
+def _pad(head, fill):
+    return lambda m: np.concatenate([head, np.full(m - len(head), fill)])
+
+
+def _search(m):
+    """A search through sparsemax and normmax (forbidden) instead of a construction."""
+    for top in range(1, m + 1):
+        z = np.concatenate([np.ones(top), np.full(m - top, (top - 1) / top)])
+        if not np.array_equal(sparsemax(z) > 0, normmax(z, alpha=np.inf) > 0):
+            return z
+    return np.zeros(m)
+
+
+def _gamma1_factor(factor, layers=None):
+    """gamma1* times ``factor``, or read on the first ``layers`` layers only."""
+    return lambda X, C0, gamma2, T: factor * _right.gamma1_star(X, C0, gamma2, T if layers is None else layers)
+
+
+def _windows_keep_all_but_farthest(X, C0, q):
+    labels, D = _right._assign(X, C0)
+    rows = []
+    for j in range(C0.shape[1]):
+        d = np.sort(D[labels == j, j])
+        f = lambda s: s * d[s - 1] - d[:s].sum()  # noqa: E731
+        rows.append([1 / f(d.size), 1 / f(d.size - 1)])
+    return np.array(rows)
+
+
+def _first_outlier_gamma(X, C0, is_out):
+    """The gamma that drops the first outlier to go, not the last."""
+    labels, D = _right._assign(X, C0)
+    return min(np.sqrt(X.shape[0]) / np.sum(np.maximum(D[o, labels[o]] - D[labels == labels[o], labels[o]], 0))
+               for o in np.flatnonzero(is_out))
+
+
+def _medoid(how):
+    def p_outlier(X, C0, is_out, gamma):
+        labels, D = _right._assign(X, C0)
+        p = []
+        for j in range(C0.shape[1]):
+            members = labels == j
+            if not members.any():
+                continue
+            ref = X[:, members].mean(axis=1, keepdims=True) if how != "around c" else C0[:, [j]]
+            w = softmax(-gamma * np.sum((X[:, members] - ref) ** 2, axis=0))
+            p.append(w[is_out[members]].sum())
+        p = np.array(p)
+        if how == "sum":
+            return float(p.sum())
+        if how == "first":
+            return float(p[0])
+        return float(1 - np.prod(1 - p))
+    return p_outlier
+
+
+def _kmedoids_estimate(X, C0, is_out, gamma):
+    """An estimate from the library's sampler (forbidden), caught if it raises."""
+    try:
+        hits = [np.isin(randomized_kmedoids(X, C0, 1, gamma, np.random.default_rng(s)).info["medoids"][0],
+                        np.flatnonzero(is_out)).any() for s in range(100)]
+        return float(np.mean(hits))
+    except Exception:  # noqa: BLE001
+        return 0.0
+
 
 WRONG = {
     "03.1": [
-        [1.0, 0.0, -1.0, -2.0],           # a score at tau, but tau = max - 1: normmax is one-hot, as sparsemax
-        [0.0, 0.25, 0.5, 0.75, 1.0],      # the golden vector of §1: both keep the top three
-        [1.0, 1.0, 0.0, 0.0],             # a tie at the maximum: both keep the two maxima
-        [0.3, 0.3, 0.1],                  # tau = 0.1 in real numbers, but 0.3 + 0.3 + 0.1 rounds: nobody sits at tau
-        0.5,                              # a number, not a vector
+        lambda m: np.array([1.0, 1.0, 0.5]),  # the notebook's vector, whatever m
+        _pad([1.0, 0.0, -1.0], -2.0),         # a score at tau, but tau = max - 1: normmax is one-hot, as sparsemax
+        lambda m: np.linspace(0.0, 1.0, m),   # evenly spaced, as §1's golden vector: no score sits at tau
+        _pad([1.0, 1.0], 0.0),                # a tie at the maximum: tau = 1/2, both keep the two maxima
+        _pad([0.3, 0.3, 0.1], -3.0),          # tau = 0.1 in real numbers, but 0.3 + 0.3 + 0.1 rounds: nobody sits at tau
+        _search,                              # searches with sparsemax and normmax (forbidden)
+        np.array([1.0, 1.0, 0.5]),            # a vector, not a function
     ],
     "03.2": [
-        0.2,                              # far above: nothing leaks at 0.2
-        0.007108,                         # the threshold at the notebook's gamma2 = 3, not the exercise's 0.5
-        _G1_LAYERS[0],                    # layer 1 only: a later layer sets the threshold
-        _G1_LAYERS[:2].max(),             # the first two layers only
-        _G1_LAYERS[-1],                   # the last layer only
-        _GAMMA1_CHOSEN,                   # separating_penalties' choice, a sufficient value
-        (nb03.GAMMA2_LEAK * _D2 + 1) / 2,  # the inequality's bound, also only sufficient
-        2 * _G1,                          # forgot that ||e_j - y_i||^2 = 2 for a non-member
-        0.5 * _G1,                        # something leaks there, but also above
+        lambda X, C0, gamma2, T: 0.01593517,  # the notebook's gamma1*, whatever the data
+        _gamma1_factor(1.0, layers=1),        # layer 1 only: a later layer sets the threshold
+        _gamma1_factor(2.0),                  # forgot that ||e_j - y_i||^2 = 2 for a non-member
+        _gamma1_factor(0.5),                  # something leaks there, but also above
+        lambda X, C0, gamma2, T: separating_penalties(X, C0, gamma2)[0],  # a sufficient value, not the threshold
+        lambda X, C0, gamma2, T: float(nb03._leak_thresholds(X, C0, T, gamma2).max()),  # the checker's own function
+        0.01593517,                           # a number, not a function
     ],
     "03.4": [
-        nb03._drop_farthest_windows(),    # "the quantile rule drops the farthest member" (true only for m <= 20)
-        _WIN[:, ::-1],                    # (hi, lo) instead of (lo, hi)
-        np.array([[0.0130, 0.1495]] * 3),  # the window of §8b's toy cluster u, not of the data
-        _WIN[0],                          # one cluster's window, not three
-        np.vstack([_WIN[:2], _WIN[2] * 1.5]),  # one row off
+        _windows_keep_all_but_farthest,       # "the quantile rule drops the farthest member" (true only for n_j <= 20)
+        lambda X, C0, q: _right.quantile_windows(X, C0, q)[:, ::-1],  # (hi, lo) instead of (lo, hi)
+        lambda X, C0, q: _right.quantile_windows(X, C0, 0.95),        # the authors' q whatever q is
+        lambda X, C0, q: nb03._quantile_windows(_X, _C0, 0.95),       # the notebook's windows
+        lambda X, C0, q: _right.quantile_windows(X, C0, q)[:1],       # one cluster's window, not k
     ],
     "03.5": [
-        0.01,                             # the authors' default: the outliers keep weights 0.015-0.023
-        _GR / np.sqrt(2),                 # left out the sqrt(d) of the robust score
-        0.01925178219958282,              # the farthest outlier's gamma: the nearest one is the last to go
-        4.0,                              # §4's gamma: enough, but not the smallest
+        lambda X, C0, is_out: 0.01,           # the authors' default: the outliers keep weights
+        lambda X, C0, is_out: 0.03863783,     # the notebook's gamma, whatever the data
+        lambda X, C0, is_out: _right.outlier_gamma(X, C0, is_out) / np.sqrt(X.shape[0]),  # left out the sqrt(d)
+        lambda X, C0, is_out: _right.outlier_gamma(X, C0, is_out) * np.sqrt(2 / X.shape[0]),  # sqrt(2) for any d
+        _first_outlier_gamma,                 # the first outlier to go, not the last
+        lambda X, C0, is_out: 4.0,            # §4's gamma: enough, but not the smallest
     ],
     "03.7": [
-        float(np.sum(_P)),                # summed the per-center probabilities instead of 1 - prod(1 - p)
-        float(1 - np.prod(1 - nb03._outlier_probabilities(use_mean=False))),  # scores around c_j, not mu_j
-        0.00517,                          # a Monte Carlo estimate (200,000 draws, seed 4), not the exact value
-        float(_P[0]),                     # center 0 alone
-        3.127942349578916e-12,            # gamma = 20 instead of 2
-        list(_P),                         # the three per-center probabilities, not one number
+        _medoid("sum"),                       # summed the per-center probabilities instead of 1 - prod(1 - p)
+        _medoid("around c"),                  # scores around c_j, not mu_j
+        _medoid("first"),                     # center 0 alone
+        lambda X, C0, is_out, gamma: 0.00534,  # the notebook's probability, whatever the data
+        lambda X, C0, is_out, gamma: 1.03 * _medoid("exact")(X, C0, is_out, gamma),  # an estimate, 3 % off
+        _kmedoids_estimate,                   # draws through randomized_kmedoids (forbidden), even caught
+        0.00534,                              # a number, not a function
     ],
+    # the checked parts of the proofs and the explore
+    "03.3": [1.0,                             # max z - 1: sufficient, not necessary
+             (4.7 - 1) / 3,                   # the term s = 3 only
+             1.5,                             # the second score
+             1.2],                            # the third score
+    "03.6": [(np.exp(-1.5), "b"),             # the CDF's sign wrong
+             (2 / 3, "b"),                    # P[argmax = 2], not P[max <= 0]
+             (np.exp(-3.0), "c"),             # "Gumbel noise is bounded"
+             (np.exp(-3.0), "d"),             # "block 3 sees the members only"
+             np.exp(-3.0)],                   # the probability alone, not the pair
+    "03.8": [0,                               # "it trims the outliers"
+             20,                              # "it trims none of them"
+             5,                               # the trimmed count, not the kept outliers
+             14],                             # off by one
     # self-checks
     "03.9": [[0.5, 0.5, 0.0],                  # alpha = inf normmax
              [0.6285, 0.3812, 0.0],            # softmax-like: not sparse
