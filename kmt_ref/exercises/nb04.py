@@ -1,42 +1,107 @@
 """Exercises of notebook 04: learning the algorithm (the tasks, the loss, a soft Lloyd, learned weights, small d).
 
-Every checked answer is recomputed here with kmt_ref itself, once per session
-(:func:`_starts`, :func:`_soft`, :func:`_one_step_loss`, cached; under a
-second each), from the same seeded tasks the notebook uses: :func:`ex_tasks`,
-32 tasks of the small configuration's distribution (n = 64, k = 3, seed :data:`kmt_ref.learning.EVAL_SEED`) at
-d = 4 and d = 8. The soft layers run in float64 here; the notebook's float32
-runs agree to 1e-7 (measured: largest per-task difference 8.5e-8 over the
-six scales and both d; the one-step losses of 04.4 to 2.5e-6, relative
-1.7e-7), so the tolerance of the precision policy (4 significant digits, at
-least 5e-5 on these values) is far above the float32 noise and below the
-differences a wrong answer makes (0.01 or more, measured on the wrong answers
-of tests/exercises/wrong_nb04.py). The exercises call the scale factor of Q
-and K "s" (alpha is the normmax exponent of the course, lambda the loss's
-inverse temperature).
+Every code exercise asks for a function. Its checker draws tasks of the small
+configuration's distribution itself, with seeds, sizes and k the notebook never
+uses (the notebook's exercises run on ``TASKS``: 32 tasks, n = 64, k = 3, seed
+:data:`kmt_ref.learning.EVAL_SEED`), computes the right values with kmt_ref
+outside the student's function (cached per session in a private dict; a
+check takes a few seconds at most), and compares. Inputs are passed as copies, so a
+function that writes into them changes nothing here.
+
+The premises the checks rest on, as measured (tests/exercises/test_nb04.py
+re-measures them):
+
+- The soft layers run in float64 here; a student's ``run_model`` runs in
+  float32 by default. On the checkers' tasks the two differ by at most 1.5e-7
+  in a final log objective and by a relative 1.7e-7 in a one-step loss, far
+  inside the tolerances (1e-5 absolute, 1e-5 relative) and far below what a
+  wrong answer changes (0.01 or more).
+- Every task set of 04.1, 04.5 and 04.8 has stuck tasks (gap > 1e-6) and
+  tasks that are not; no gap lies between 1e-9 and 1e-4, so the stuck mask
+  does not depend on rounding.
+- 04.6: the committed models' weights are float32; the inverse temperatures
+  computed in float32 and in float64 agree to a relative 5e-8 (tolerance 1e-6).
+- On the notebook's tasks (what the model answers quote): the mean gap is
+  0.1381 at d = 4 and 0.2030 at d = 8; the s = 3 layer ends 0.0517 (d = 4) and
+  0.1024 (d = 8) below Lloyd, by 0.3695 on the stuck tasks at d = 8 and
+  0.0021 above it on the others.
+
+The exercises call the scale factor of Q and K "s" (alpha is the normmax
+exponent of the course, lambda the loss's inverse temperature).
 """
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from ._registry import Wrong, as_array, as_int, exercise, expect, expect_value, multiple_choice
+from ..learning.loss import batch_loss, soft_kmeans_loss
+from ._registry import REGISTRY, Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value, multiple_choice
 
-#: the exercises' tasks: (count, n, k) of the small configuration's distribution, at these d
-EX_COUNT, EX_N, EX_K, EX_DIMS = 32, 64, 3, (4, 8)
-#: restarts of exercise 04.1: the columns 3r .. 3r+2 of a shuffled task, r = 0 .. 7 (r = 0 is C0)
+#: the dimensions of 04.1 and 04.8, one part each
+EX_DIMS = (4, 8)
+#: restarts of 04.1: the columns k r .. k r + k - 1 of a shuffled task, r = 0 .. 7 (r = 0 is C0)
 EX_STARTS = 8
-#: the scale factors of exercises 04.3 and 04.4
-EX_SCALES = (1, 2, 3, 5, 10, 100)
-#: a task counts as "stuck" (04.5) when another start ends lower by more than this (log objective)
+#: Lloyd iterations and layer applications of the evaluation
+EX_STEPS = 20
+#: a task counts as "stuck" (04.1, 04.5) when another start ends lower by more than this (log objective)
 STUCK = 1e-6
+#: tolerances: log objectives of the soft layer (float32 runs pass), Lloyd's float64 gaps, one-step losses
+SOFT_ATOL, GAP_ATOL, LOSS_RTOL, GAMMA_RTOL = 1e-5, 1e-9, 1e-5, 1e-6
+
+#: the checkers' task sets: (seed, count, n, d, k); none is the notebook's (seed EVAL_SEED, 32 tasks, n = 64)
+GAP_CASES = {d: ((4101, 12, 64, d, 3), (4102, 8, 40, d, 4)) for d in EX_DIMS}                      # 04.1
+SOFT_CASES = (((4301, 8, 48, 5, 4), 2.5), ((4301, 8, 48, 5, 4), 4.0), ((4302, 8, 64, 8, 3), 100.0))  # 04.3
+LOSS_CASES = (((4401, 8, 50, 6, 4), 2.0, 10.0), ((4401, 8, 50, 6, 4), 5.0, 3.0),
+              ((4402, 8, 64, 8, 3), 3.0, 10.0))                                                      # 04.4
+SPLIT_CASES = (((4501, 16, 64, 8, 3), 3.0), ((4502, 10, 48, 6, 4), 4.0))                            # 04.5
+GAIN_CASES = {d: (((4801, 16, 64, d, 3), 3.0), ((4802, 8, 48, d, 4), 5.0)) for d in EX_DIMS}        # 04.8
+#: 04.6: random parameter sets (seed, d, k), then the committed models
+PARAM_CASES = ((4601, 5, 3), (4602, 12, 4))
+
+#: reference values, computed once per session (a private dict: nothing here is an lru_cache a student could call)
+_CACHE: dict = {}
+#: the output of the function checked last, per (exercise, input): reused by the exercise's later parts
+_LAST: dict = {}
 
 
-def ex_tasks(d):
-    """The 32 tasks of the exercises at dimension d: X (32, d, 64), C0 (32, d, 3)."""
-    from ..learning import EVAL_SEED, sample_tasks
+def _cached(key, compute):
+    if key not in _CACHE:
+        _CACHE[key] = compute()
+    return _CACHE[key]
 
-    return sample_tasks(np.random.default_rng(EVAL_SEED), EX_COUNT, EX_N, d, EX_K)
+
+def _describe(case):
+    seed, count, n, d, k = case
+    return f"{count} fresh tasks at d = {d}, k = {k}, n = {n}"
+
+
+def _tasks(case):
+    """X (count, d, n), C0 (count, d, k): tasks of the small configuration's distribution."""
+    from ..learning import sample_tasks
+
+    seed, count, n, d, k = case
+    return _cached(("tasks", case), lambda: sample_tasks(np.random.default_rng(seed), count, n, d, k))
+
+
+def _copy(value):
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, dict):
+        return {key: _copy(v) for key, v in value.items()}
+    return value
+
+
+def _answer_on(fn, id, part, key, *args):
+    """The student's ``fn(*args)`` (through :func:`call_answer`, on copies). Within one run of an exercise's parts
+    (part 1, 2, ... in turn, with the same function), the later parts reuse what the earlier ones computed; the
+    last part forgets it, so a later check runs the function again."""
+    hit = _LAST.get((id, key))
+    if part == 1 or hit is None or hit[0] is not fn:
+        hit = (fn, call_answer(fn, *map(_copy, args)))
+    if part < REGISTRY[id].n_parts:
+        _LAST[(id, key)] = hit
+    else:
+        _LAST.pop((id, key), None)
+    return hit[1]
 
 
 def soft_lloyd_params(d, k, s):
@@ -51,57 +116,92 @@ def soft_lloyd_params(d, k, s):
     return params
 
 
-@functools.lru_cache(maxsize=None)
-def _starts(d):
-    """Lloyd's log objective per task after 20 iterations from each of the 8 starts, (32, 8); column 0 is from C0."""
+def _lloyd_ends(case):
+    """Lloyd's log objective per task after 20 iterations from each of the 8 starts, (count, 8); column 0: C0."""
     from ..learning import lloyd_batch
 
-    X, _ = ex_tasks(d)
-    return np.stack([np.log(lloyd_batch(X, X[:, :, EX_K * r:EX_K * (r + 1)], 20)[:, -1])
-                     for r in range(EX_STARTS)], axis=1)  # (32, 8)
+    def compute():
+        X, _ = _tasks(case)
+        k = case[4]
+        return np.stack([np.log(lloyd_batch(X, X[:, :, k * r:k * (r + 1)], EX_STEPS)[:, -1])
+                         for r in range(EX_STARTS)], axis=1)
+
+    return _cached(("ends", case), compute)
 
 
-@functools.lru_cache(maxsize=None)
-def _soft(d, s):
-    """The s-scaled hand-set layer's log objective per task: t = 0 and after 20 steps, (2, 32)."""
+def _gaps(case):
+    ends = _lloyd_ends(case)
+    return ends[:, 0] - ends.min(axis=1)  # (count,)
+
+
+def _soft_ends(case, s, steps=EX_STEPS, qk=None, v=1.0):
+    """log J per task after ``steps`` applications of the s layer (float64), (count,). ``qk`` replaces the factor
+    of Q and K, ``v`` scales V (the wrong variants of 04.3)."""
     from ..learning import run_model
 
-    X, C0 = ex_tasks(d)
-    obj, _ = run_model(soft_lloyd_params(d, EX_K, s), X, C0, 20, dtype="float64")  # (32, 21)
-    return np.log(obj[:, [0, -1]].T)
+    def compute():
+        X, C0 = _tasks(case)
+        params = soft_lloyd_params(case[3], case[4], s if qk is None else qk)
+        params = {name: v * M if name[0] == "V" else M for name, M in params.items()}
+        obj, _ = run_model(params, X, C0, steps, dtype="float64")
+        return np.log(obj[:, -1])
+
+    return _cached(("soft", case, s, steps, qk, v), compute)
 
 
-def _gap(d):
-    starts = _starts(d)
-    return starts[:, 0] - starts.min(axis=1)  # (32,)
+def _soft_gain(case, s):
+    return _soft_ends(case, s) - _lloyd_ends(case)[:, 0]  # (count,)
 
 
-def _soft_gain(d, s=3):
-    return _soft(d, s)[1] - _starts(d)[:, 0]  # (32,)
+def _after_one_step(case, s):
+    from ..learning import run_model
+
+    def compute():
+        X, C0 = _tasks(case)
+        return run_model(soft_lloyd_params(case[3], case[4], s), X, C0, 1, dtype="float64")[1][1]
+
+    return _cached(("C1", case, s), compute)  # (count, d, k)
+
+
+def _loss(X, C, lam, axis=-2, per_point=False):
+    """The smoothed loss per task (softmax over the centers, axis -2), written out; the wrong variants normalize
+    over the points (axis -1) or average over the points."""
+    D = np.sum((X[:, :, None, :] - C[:, :, :, None]) ** 2, axis=1)  # (B, k, n)
+    E = np.exp(-lam * (D - D.min(axis=axis, keepdims=True)))
+    L = np.sum(E / E.sum(axis=axis, keepdims=True) * D, axis=(-2, -1))
+    return L / X.shape[-1] if per_point else L
 
 
 # ----------------------------------------------------------------------------- 04.1
 @exercise("04.1", "How often is Lloyd stuck?", kind="code", difficulty=2, minutes=10,
           objective="read the task distribution through Lloyd's local minima: how much a better start would gain, "
                     "at d = 4 and at d = 8",
-          checks="the mean over the 32 tasks of log J(Lloyd from C0) - min over 8 starts, at d = 4 and d = 8, "
-                 "recomputed with lloyd_batch (to 4 significant digits)")
-def _c041(answer):
-    a = as_array(answer, (2,), "an array of 2 mean gaps (d = 4, d = 8)")
-    want = np.array([_gap(d).mean() for d in EX_DIMS])
-    stuck = np.array([(_gap(d) > STUCK).mean() for d in EX_DIMS])
-    expect(np.all(a >= 0), "a gap is never negative: the 8 starts include C0 itself (r = 0)")
-    expect(np.all(a > 0), "a gap of 0 everywhere: did you compare each start with itself? Take the minimum "
-                          "over the 8 starts of each task, then subtract it from the r = 0 value")
-    expect_value(a, want, what="the two mean gaps",
-                 wrong=[(stuck, "that is the share of tasks where another start ends lower; the exercise asks for "
-                                "the mean gap in log objective"),
-                        (want[::-1], "right numbers, wrong order: d = 4 first, then d = 8")],
-                 hint="not the mean gaps: per task take log J after 20 iterations from each of the 8 starts (natural "
-                      "log of the objective, the last column of lloyd_batch), subtract the minimum from the r = 0 "
-                      "value, then average")
-    return (f"right: Lloyd from a random start leaves {want[0]:.4g} (d = 4) and {want[1]:.4g} (d = 8) on the table, "
-            f"in {stuck[0]:.0%} and {stuck[1]:.0%} of the tasks; this is the prize a better algorithm can win")
+          checks="a function (X, C0) -> the gap of each task (log J after 20 Lloyd iterations from C0 minus the "
+                 "smallest over the 8 starts X[:, :, k r : k (r + 1)]) equals kmt_ref's on fresh tasks (12 tasks "
+                 "with k = 3, n = 64 and 8 with k = 4, n = 40, other seeds than the notebook's), to 1e-9",
+          parts=("the gaps at d = 4", "the gaps at d = 8"))
+def _c041(answer, part):
+    d = EX_DIMS[part - 1]
+    for case in GAP_CASES[d]:
+        X, C0 = _tasks(case)
+        name, ends = _describe(case), _lloyd_ends(case)
+        want = ends[:, 0] - ends.min(axis=1)
+        got = as_array(_answer_on(answer, "04.1", part, case, X, C0), (case[1],),
+                       f"the gaps on {name} (one per task)")
+        expect(np.all(got >= -GAP_ATOL), f"on {name}: a gap is never negative, since the 8 starts include C0 "
+                                         "itself (r = 0): take the minimum over all 8, then subtract it from C0's")
+        expect(np.any(got > STUCK), f"on {name}: every gap is 0, yet some tasks here are stuck: did you compare "
+                                    "each start with itself? Run Lloyd from each of the 8 starts, take the minimum "
+                                    "over them per task, and subtract it from the value from C0")
+        J = np.exp(ends)
+        expect_value(got, want, atol=GAP_ATOL, what=f"the gaps on {name}",
+                     wrong=[(J[:, 0] - J.min(axis=1), "those are gaps of the objective J; the exercise measures "
+                                                      "them in log J (natural log)"),
+],
+                     hint=f"not the gaps on {name}: per task, log J after 20 iterations (the last column of "
+                          "lloyd_batch) from each start X[:, :, k r : k (r + 1)], r = 0 .. 7, with k = C0.shape[2]; "
+                          "the gap is the r = 0 value minus the smallest of the 8")
+    return f"right on fresh tasks at d = {d}, with k = 3 and k = 4"
 
 
 # ----------------------------------------------------------------------------- 04.2
@@ -114,120 +214,167 @@ exercise("04.2", "The loss is an upper bound", kind="proof", difficulty=2, minut
 @exercise("04.3", "A soft Lloyd: scale Q and K by s", kind="code", difficulty=2, minutes=15,
           objective="put the hand-set weights into the trainable model and see that a finite temperature "
                     "(s^2) can end below Lloyd, while s -> infinity is Lloyd",
-          checks="mean final log objective of the s-scaled hand-set layer (Q, K only) on the 32 tasks at d = 8, "
-                 "for s = 1, 2, 3, 5, 10, 100, recomputed in float64 (to 4 significant digits)")
+          checks="a function (X, C0, s) -> log J after 20 steps of the hand-set layer with Q and K times s, one "
+                 "value per task, equals kmt_ref's (run_model in float64) on fresh tasks (d = 5, k = 4, n = 48 at "
+                 "s = 2.5 and 4; d = 8, k = 3, n = 64 at s = 100), to 1e-5 (float32 runs pass)")
 def _c043(answer):
-    a = as_array(answer, (len(EX_SCALES),), f"an array of {len(EX_SCALES)} mean log objectives (s = 1 ... 100)")
-    want = np.array([_soft(8, s)[1].mean() for s in EX_SCALES])
-    lloyd_mean, start_mean = _starts(8)[:, 0].mean(), _soft(8, 1)[0].mean()
-    if np.any(a > 10):
-        raise Wrong("some entries are huge (log objective > 10): did you scale V too? The values V writes must stay "
-                    "as they are (V1 writes e_j, V3 the mean of the members, V4 removes the old center)")
-    if np.allclose(a, lloyd_mean, atol=1e-3):
-        raise Wrong("every s gives Lloyd's result: is s applied? Scale the Q and K of all four blocks")
-    expect_value(a, want, what="the six mean log objectives",
-                 hint="Q1, K1, ..., Q4, K4 times s, V1 ... V4 as lloyd_weights(8, 3, 'linear') gives them, every "
-                      "bias (bQ1 ... bV4) zero, run_model(params, X, C0, 20) on TASKS[8], mean of "
-                      "log(objective[:, -1]); at s = 100 the result should be Lloyd's to within 0.001")
-    best = EX_SCALES[int(np.argmin(want))]
-    above = [str(s) for s, v in zip(EX_SCALES, want) if v > start_mean]
-    return (f"right: s = {best} ends lowest, {lloyd_mean - want.min():.3f} below Lloyd ({lloyd_mean:.3f}); "
-            f"s = {' and '.join(above)} end above the start ({start_mean:.3f}); s = 100 is Lloyd")
+    for case, s in SOFT_CASES:
+        X, C0 = _tasks(case)
+        name = f"{_describe(case)}, s = {s:g}"
+        want = _soft_ends(case, s)
+        got = as_array(call_answer(answer, _copy(X), _copy(C0), s), (case[1],),
+                       f"the final log objectives on {name} (one per task)")
+        if np.any(got > 10):
+            raise Wrong(f"on {name}: some values are huge (log J > 10): did you scale V too, or leave biases "
+                        "that are not zero? What V writes must stay as it is (V1 writes e_j, V3 the mean of the "
+                        "members, V4 removes the old center), with every bias zero")
+        if s < 10 and np.allclose(got, _lloyd_ends(case)[:, 0], atol=1e-3):
+            raise Wrong(f"on {name}: that is Lloyd's result: is s applied? Scale the Q and K of all four blocks")
+        expect_value(got, want, atol=SOFT_ATOL, what=f"the final log objectives on {name}",
+                     wrong=[(_soft_ends(case, s, qk=s * s), "Q and K are each scaled by s (the score, quadratic "
+                                                            "in Q and K, then scales by s^2)"),
+                            (_soft_ends(case, s, steps=0), "that is the start: apply the layer 20 times"),
+                            (np.exp(want), "those are objectives J: the exercise asks for log J (natural log)")],
+                     hint=f"not the final log objectives on {name}: Q1, K1, ..., Q4, K4 times s, V1 ... V4 as "
+                          "lloyd_weights(d, k, 'linear') gives them, every bias (bQ1 ... bV4) zero, then "
+                          "log of run_model(params, X, C0, 20)[0][:, -1]")
+    return "right: your function builds and runs the soft Lloyd layer on tasks it has not seen"
 
 
 # ----------------------------------------------------------------------------- 04.4
-@functools.lru_cache(maxsize=None)
-def _one_step_loss(s):
-    """Mean over TASKS[8] of the training loss (lambda = 10) after one application of the s layer (float64)."""
-    from ..learning import run_model, soft_kmeans_loss
-
-    X, C0 = ex_tasks(8)
-    _, centers = run_model(soft_lloyd_params(8, EX_K, s), X, C0, 1, dtype="float64")  # (2, 32, 8, 3)
-    return float(soft_kmeans_loss(X, centers[1], 10.0).mean())
-
-
-@exercise("04.4", "Trained on one step, judged on twenty", kind="code", difficulty=2, minutes=10,
+@exercise("04.4", "Trained on one step, judged on twenty", kind="code", difficulty=2, minutes=15,
           objective="see that the training loss (one application of the layer) and the evaluation (20 re-embedded "
                     "steps) need not prefer the same layer",
-          checks="mean training loss (lambda = 10) after one application of the s layers of 04.3 on the 32 "
-                 "tasks at d = 8, recomputed in float64 (to 4 significant digits)")
+          checks="a function (X, C0, s, lam) -> the smoothed loss of each task after one application of the "
+                 "s layer of 04.3, written without the library's loss, equals kmt_ref's (float64) on fresh tasks "
+                 "(d = 6, k = 4, n = 50 at (s, lam) = (2, 10) and (5, 3); d = 8, k = 3, n = 64 at (3, 10)), to a "
+                 "relative 1e-5",
+          forbid=(soft_kmeans_loss, batch_loss))
 def _c044(answer):
-    from ..learning import soft_kmeans_loss
+    from ..learning import batch_objective
 
-    a = as_array(answer, (len(EX_SCALES),), f"an array of {len(EX_SCALES)} mean losses (s = 1 ... 100)")
-    want = np.array([_one_step_loss(s) for s in EX_SCALES])
-    X, C0 = ex_tasks(8)
-    if np.allclose(a, soft_kmeans_loss(X, C0, 10.0).mean(), rtol=1e-3):
-        raise Wrong("that is the loss at the start C0 for every s: apply the layer once first "
-                    "(run_model(params, X, C0, 1) returns the centers after one step in centers[1])")
-    if np.all(a < 5):
-        raise Wrong("these look like log objectives: the exercise asks for the training loss itself, "
-                    "soft_kmeans_loss(X, C1, 10.0), averaged over the tasks")
-    expect_value(a, want, what="the six mean losses",
-                 hint="for each s, C1 = run_model(params, X, C0, 1)[1][1] (centers after one step, shape "
-                      "(32, 8, 3)), then soft_kmeans_loss(X, C1, 10.0).mean() on TASKS[8] (lambda = 10, the "
-                      "training value)")
-    best = EX_SCALES[int(np.argmin(want))]
-    return (f"right: after one step the loss prefers s = {best} ({want.min():.2f}); s = 3, the best after "
-            f"20 steps (04.3), has a one-step loss of {want[EX_SCALES.index(3)]:.2f}")
+    for case, s, lam in LOSS_CASES:
+        X, C0 = _tasks(case)
+        name = f"{_describe(case)}, s = {s:g}, lam = {lam:g}"
+        C1 = _after_one_step(case, s)
+        want = soft_kmeans_loss(X, C1, lam)  # the library's loss, outside the student's function
+        got = as_array(call_answer(answer, _copy(X), _copy(C0), s, lam), (case[1],),
+                       f"the one-step losses on {name} (one per task)")
+        expect_value(got, want, rtol=LOSS_RTOL, what=f"the one-step losses on {name}",
+                     wrong=[(_loss(X, C0, lam), "that is the loss at the start C0: apply the layer once first "
+                                                "(run_model(params, X, C0, 1) returns the centers after one step "
+                                                "in centers[1])"),
+                            (batch_objective(X, C1), "that is the hard objective J after one step; the loss weights "
+                                                     "every center by softmax_j(-lam ||x_i - c_j||^2)"),
+                            (np.log(want), "that is the log of the loss; the exercise asks for the loss itself"),
+                            (_loss(X, C1, lam, axis=-1), "the softmax runs over the centers, for each point "
+                                                         "(each point's weights sum to 1)"),
+                            (_loss(X, C1, lam, per_point=True), "the loss sums over the points; it does not "
+                                                                "average them"),
+                            (_loss(X, C1, 10.0), "lam is an argument: use the lam the function is given")],
+                     hint=f"not the one-step losses on {name}: C1 = run_model(params, X, C0, 1)[1][1] (the "
+                          "centers after one step, (B, d, k)), then per task sum_i sum_j softmax_j(-lam D_ji) D_ji "
+                          "with D_ji = ||x_i - c_j||^2 (section 3)")
+    return "right: one step of the layer, and the training loss written out"
 
 
 # ----------------------------------------------------------------------------- 04.5
 @exercise("04.5", "Where does the soft layer win?", kind="code", difficulty=2, minutes=10,
           objective="locate a gain over Lloyd: on the tasks where Lloyd is stuck in a worse local minimum",
-          checks="mean of log J(soft, s = 3; 04.3) - log J(Lloyd) over the stuck tasks and over the others "
-                 "at d = 8, recomputed (to 4 significant digits)")
-def _c045(answer):
-    a = as_array(answer, (2,), "an array of 2 mean differences (stuck tasks, other tasks)")
-    g, stuck = _soft_gain(8), _gap(8) > STUCK
-    want = np.array([g[stuck].mean(), g[~stuck].mean()])
-    expect_value(a, want, what="the two mean differences",
-                 wrong=[(-want, "sign: the difference is log J(soft) - log J(Lloyd), negative where the soft layer "
-                                "ends lower"),
-                        (want[::-1], "order: the stuck tasks first, then the others"),
-                        ([g.mean(), g.mean()], "both entries are the mean over all 32 tasks: split them with the "
-                                               "stuck mask of 04.1 (gap > 1e-6)")],
-                 hint="stuck = (gap of 04.1 at d = 8) > 1e-6; difference per task = log J after 20 steps of the "
-                      "s = 3 layer minus Lloyd's from C0; average it over the stuck tasks and over the others")
-    return (f"right: {want[0]:+.4g} on the {stuck.sum()} stuck tasks, {want[1]:+.4g} on the other "
-            f"{(~stuck).sum()}: the whole gain is where Lloyd is stuck")
+          checks="a function (X, C0, s) -> (mean of log J(s layer) - log J(Lloyd) over the stuck tasks, over the "
+                 "others), 20 steps each, stuck = gap of 04.1 > 1e-6, equals kmt_ref's on fresh tasks (16 tasks at "
+                 "d = 8, k = 3, n = 64, s = 3; 10 at d = 6, k = 4, n = 48, s = 4), to 1e-5 (float32 runs pass)",
+          parts=("the mean over the stuck tasks", "the mean over the other tasks"))
+def _c045(answer, part):
+    for case, s in SPLIT_CASES:
+        X, C0 = _tasks(case)
+        name = f"{_describe(case)}, s = {s:g}"
+        g, stuck = _soft_gain(case, s), _gaps(case) > STUCK
+        want = np.array([g[stuck].mean(), g[~stuck].mean()])
+        out = _answer_on(answer, "04.5", part, (case, s), X, C0, s)
+        got = as_array(out, (2,), f"the pair (stuck tasks, other tasks) on {name}")
+        i = part - 1
+        expect_value(got[i], want[i], atol=SOFT_ATOL, what=f"the mean over the {('stuck', 'other')[i]} tasks "
+                                                          f"on {name}",
+                     wrong=[(-want[i], "sign: the difference is log J(soft) - log J(Lloyd), negative where the soft "
+                                       "layer ends lower"),
+                            (want[1 - i], "order: the stuck tasks first, then the others"),
+                            (g.mean(), "that is the mean over all the tasks: split them with the stuck mask of 04.1 "
+                                       "(gap > 1e-6)")],
+                     hint=f"not the mean over the {('stuck', 'other')[i]} tasks on {name}: stuck = (gap of 04.1) > "
+                          "1e-6; per task, log J after 20 steps of the s layer minus Lloyd's after 20 iterations "
+                          "from C0; average it over the stuck tasks and over the others")
+    return ("right: the gain is on the stuck tasks" if part == 1 else
+            "right: where Lloyd is not stuck, the soft layer ends about where Lloyd does")
 
 
 # ----------------------------------------------------------------------------- 04.6
-@functools.lru_cache(maxsize=1)
-def _learned_scales():
-    """(s_b^2 for blocks b = 1, 2 of the committed paper model (2,), its d_emb): s_b^2 the mean diagonal of the
-    data block of Q_b^T K_b."""
-    from ..learning import MODELS_DIR, load_checkpoint
-    p = load_checkpoint(MODELS_DIR / "paper.npz", d=32, k=10).params
-    diag = np.array([np.mean(np.diag((p["Q" + b].T @ p["K" + b])[:32, :32])) for b in "12"])
-    return diag, p["Q1"].shape[0]
+def _param_cases():
+    """(name, params, d): two random parameter sets (Q_b = K_b = a multiple of P_X plus noise, random biases),
+    then the committed paper model and its d-only ablation."""
+    from ..learning import MODELS_DIR, init_params, load_checkpoint
+
+    def compute():
+        out = []
+        for seed, d, k in PARAM_CASES:
+            rng = np.random.default_rng(seed)
+            p = init_params(d + k, rng, dtype="float64")
+            for b, scale in zip("1234", rng.uniform(1.0, 4.0, 4)):
+                P = np.zeros((d + k, d + k))
+                P[:d, :d] = scale * np.eye(d)
+                p["Q" + b] = p["Q" + b] + P + 0.3 * rng.standard_normal((d + k, d + k))
+                p["K" + b] = p["K" + b] + P + 0.3 * rng.standard_normal((d + k, d + k))
+            out.append((f"a random parameter set with d = {d}, k = {k}", p, d))
+        out.append(("the committed paper model (d = 32, k = 10)",
+                    load_checkpoint(MODELS_DIR / "paper.npz", d=32, k=10).params, 32))
+        out.append(("the committed d-only model (d = 32, no scratch rows)",
+                    load_checkpoint(MODELS_DIR / "paper_d_only.npz", d=32, k=10).params, 32))
+        return out
+
+    return _cached("param cases", compute)
 
 
-def learned_gammas():
-    """The inverse temperatures gamma_b = s_b^2 / sqrt(d_emb) equivalent to blocks 1 and 2 of the paper model, (2,)."""
-    diag, d_emb = _learned_scales()
-    return diag / np.sqrt(d_emb)
+def _gammas(params, d, product=lambda Q, K: Q.T @ K, rows=None, norm=np.sqrt):
+    """gamma_b = s_b^2 / sqrt(d_emb) for blocks 1, 2: s_b^2 the mean diagonal of the data block of Q_b^T K_b. The
+    keywords give the wrong variants (another product, the whole diagonal, another normalization)."""
+    d_emb = params["Q1"].shape[0]
+    return np.array([np.mean(np.diag(product(np.asarray(params["Q" + b], float),
+                                             np.asarray(params["K" + b], float)))[:d if rows is None else rows])
+                     for b in "12"]) / norm(d_emb)
 
 
-@exercise("04.6", "The learned temperature", kind="code", difficulty=1, minutes=5,
+@exercise("04.6", "The learned temperature", kind="code", difficulty=2, minutes=10,
           objective="read a learned weight matrix as a hand-set one at a finite temperature",
-          checks="the inverse temperature gamma_b = s_b^2 / sqrt(d_emb) equivalent to blocks b = 1, 2 of the "
-                 "committed paper model (s_b^2 the mean diagonal of the data block of Q_b^T K_b), to 4 "
-                 "significant digits")
-def _c046(answer):
-    a = as_array(answer, (2,), "an array of 2 equivalent gammas (block 1, block 2)")
-    (diag, d_emb), want = _learned_scales(), learned_gammas()
-    expect_value(a, want, what="the two equivalent gammas",
-                 wrong=[(np.sqrt(diag), "that is the equivalent scale s of Q and K, not the inverse temperature "
-                                        "of the score: how does the trained model scale its Euclidean scores?"),
-                        (diag, "that is s^2, the scale of the bilinear part; the trained model divides its "
-                               "scores by something before the softmax"),
-                        (diag / d_emb, "the trained model divides its scores by sqrt(d_emb), not by d_emb")],
-                 hint="M = Q_b.T @ K_b (42 x 42) of paper.params; s_b^2 = the mean of the diagonal of its data block "
-                      "M[:32, :32]; the model's score is -||Q z - K z'||^2 / sqrt(d_emb)")
-    return (f"right: the learned blocks 1 and 2 act like gamma = {want[0]:.4g} and {want[1]:.4g}: a finite "
-            "temperature, not the hardmax limit of Theorem 2.1")
+          checks="a function (params, d) -> the inverse temperatures gamma_b = s_b^2 / sqrt(d_emb) of blocks "
+                 "b = 1, 2 (s_b^2 the mean diagonal of the data block of Q_b^T K_b) equals kmt_ref's on two random "
+                 "parameter sets (d = 5, k = 3 and d = 12, k = 4) and on the committed paper and d-only models, "
+                 "to a relative 1e-6",
+          parts=("gamma of block 1", "gamma of block 2"))
+def _c046(answer, part):
+    i = part - 1
+    for name, params, d in _param_cases():
+        want = _gammas(params, d)
+        got = as_array(_answer_on(answer, "04.6", part, name, params, d), (2,),
+                       f"the pair (gamma of block 1, gamma of block 2) on {name}")
+        d_emb = params["Q1"].shape[0]
+        diag = _gammas(params, d, norm=lambda n: 1.0)
+        if i == 1 and np.isclose(got[1], want[0], rtol=GAMMA_RTOL) and not np.isclose(want[0], want[1], rtol=1e-3):
+            raise Wrong(f"on {name}: that is block 1's gamma again: block 2 uses Q2 and K2")
+        expect_value(got[i], want[i], rtol=GAMMA_RTOL, what=f"gamma of block {part} on {name}",
+                     wrong=[(np.sqrt(diag[i]), "that is the equivalent scale s of Q and K, not the inverse "
+                                               "temperature of the score: how does the trained model scale its "
+                                               "Euclidean scores?"),
+                            (diag[i], "that is s^2, the scale of the bilinear part; the trained model divides its "
+                                      "scores by something before the softmax"),
+                            (diag[i] / d_emb, "the trained model divides its scores by sqrt(d_emb), not by d_emb"),
+                            (_gammas(params, d, rows=d_emb)[i], "the data block is the first d rows and columns; "
+                                                                "the whole diagonal takes in the scratch rows too"),
+                            (_gammas(params, d, product=lambda Q, K: Q @ K.T)[i],
+                             "the bilinear part of the score is z'^T K^T Q z: its matrix is Q^T K, not Q K^T")],
+                     hint=f"not gamma of block {part} on {name}: M = Q_b.T @ K_b (d_emb x d_emb, d_emb = "
+                          "params['Q1'].shape[0]); s_b^2 = the mean of the diagonal of its data block M[:d, :d]; "
+                          "the model's score is -||K z' - Q z||^2 / sqrt(d_emb)")
+    return f"right: block {part}'s inverse temperature, read off any parameter set"
 
 
 # ----------------------------------------------------------------------------- 04.7
@@ -240,19 +387,31 @@ exercise("04.7", "The d-only ablation", kind="concept", difficulty=2, minutes=10
 @exercise("04.8", "Small d: a smaller prize", kind="explore", difficulty=3, minutes=15,
           objective="explain with measurements why a quick training run gains less over Lloyd at d = 4 than at "
                     "d = 8: the prize for beating Lloyd, whether a winning layer exists, and what the run collects",
-          checks="mean of log J(soft, s = 3) - log J(Lloyd) on the 32 tasks at d = 4 and d = 8, recomputed "
-                 "(to 4 significant digits); the conclusion is graded by reading")
-def _c048(answer):
-    a = as_array(answer, (2,), "an array of 2 mean differences (d = 4, d = 8)")
-    want = np.array([_soft_gain(d).mean() for d in EX_DIMS])
-    expect_value(a, want, what="the two mean differences",
-                 wrong=[(want[::-1], "order: d = 4 first, then d = 8"),
-                        (-want, "sign: log J(soft) - log J(Lloyd), negative where the soft layer ends lower")],
-                 hint="the s = 3 layer of 04.3 built for d = 4 (lloyd_weights(4, 3, 'linear')), run on TASKS[4] "
-                      "for 20 steps; per task log J minus Lloyd's from C0; mean over the 32 tasks; then the same "
-                      "at d = 8")
-    return (f"right: the soft layer gains {-want[0]:.4g} at d = 4 and {-want[1]:.4g} at d = 8; now write down "
-            "what that says about the d = 4 run")
+          checks="a function (X, C0, s) -> the mean over the tasks of log J(s layer) - log J(Lloyd from C0), 20 "
+                 "steps each, equals kmt_ref's on fresh tasks at d = 4 and at d = 8 (16 tasks with k = 3, n = 64 "
+                 "at s = 3; 8 with k = 4, n = 48 at s = 5), to 1e-5 (float32 runs pass); the conclusion is "
+                 "graded by reading",
+          parts=("the mean difference at d = 4", "the mean difference at d = 8"))
+def _c048(answer, part):
+    d = EX_DIMS[part - 1]
+    for case, s in GAIN_CASES[d]:
+        X, C0 = _tasks(case)
+        name = f"{_describe(case)}, s = {s:g}"
+        g = _soft_gain(case, s)
+        out = _answer_on(answer, "04.8", part, (case, s), X, C0, s)
+        expect(not isinstance(out, (list, tuple, np.ndarray)) or np.size(out) == 1,
+               f"on {name}: return one number, the mean over the tasks, not one value per task")
+        got = as_float(out, f"the mean difference on {name} (one number)")
+        expect_value(got, g.mean(), atol=SOFT_ATOL, what=f"the mean difference on {name}",
+                     wrong=[(-g.mean(), "sign: log J(soft) - log J(Lloyd), negative where the soft layer ends lower"),
+                            (-_gaps(case).mean(), "that is (minus) the mean gap of 04.1, the prize of a better "
+                                                  "start; the exercise measures what the s layer collects"),
+                            ((_soft_ends(case, s) - _soft_ends(case, s, steps=0)).mean(),
+                             "that compares the s layer with the start; compare it with Lloyd after 20 iterations "
+                             "from the same C0")],
+                     hint=f"not the mean difference on {name}: per task, log J after 20 steps of the s layer of "
+                          "04.3 minus log J after 20 Lloyd iterations from C0; then the mean over the tasks")
+    return f"right on fresh tasks at d = {d}"
 
 
 # ============================================================================= self-checks (quiz), one per section

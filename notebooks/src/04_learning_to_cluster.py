@@ -24,7 +24,7 @@
 #
 # *Prerequisites:* notebook 01 (the hand-set layer of Theorem 2.1), gradient descent. *Time:* about 45 minutes to
 # read and run, including three short self-checks (04.9–04.11, after sections 2, 3 and 6; 5 minutes in all);
-# the eight exercises at the end take about 90 minutes more.
+# the eight exercises at the end take about 100 minutes more.
 #
 # This notebook
 #
@@ -508,12 +508,18 @@ assert np.all(np.diag(W["4"]) > 0.9)                           # block 4 attenti
 # %% [markdown]
 # ## Exercises
 #
-# Exercises 04.1, 04.3, 04.4, 04.5 and 04.8 share one set of tasks: 32 tasks of the small
-# configuration's distribution (n = 64, k = 3) at d = 4 and at d = 8, drawn with the evaluation seed
-# (`TASKS[d] = (X, C0)`, X of shape (32, d, 64), C0 of shape (32, d, 3)). `lloyd_batch(X, C, T)` runs
-# Lloyd's algorithm on all of them at once and returns the objective after 0 … T iterations, shape
-# (32, T + 1). `run_model(params, X, C0, T)` applies a layer T times with re-embedding and returns
-# `(objective, centers)`, the objective of shape (32, T + 1). All logs are natural logs.
+# The notebook's tasks for the exercises: 32 tasks of the small configuration's distribution (n = 64, k = 3)
+# at d = 4 and at d = 8, drawn with the evaluation seed (`TASKS[d] = (X, C0)`, X of shape (32, d, 64), C0 of
+# shape (32, d, 3)). `lloyd_batch(X, C, T)` runs Lloyd's algorithm on all of them at once and returns the
+# objective after 0 … T iterations, shape (32, T + 1). `run_model(params, X, C0, T)` applies a layer T times
+# with re-embedding and returns `(objective, centers)`, the objective of shape (32, T + 1). All logs are natural
+# logs.
+#
+# Each code exercise asks for a **function** of a batch of tasks (or of a parameter set), written for any batch
+# size B, dimension d, number of points n and number of clusters k (read them off the shapes: k is
+# `C0.shape[2]`). `check` runs it on tasks it draws itself, with other seeds, sizes and k than `TASKS`, and
+# compares it with kmt_ref; then you apply it to `TASKS` and read the numbers. Your functions may call
+# `lloyd_batch`, `lloyd`, `run_model` and `lloyd_weights`, and each other; 04.4 says what it does without.
 
 # %%
 from kmt_ref.exercises import check, report
@@ -526,30 +532,32 @@ assert np.array_equal(TASKS[8][1], TASKS[8][0][:, :, :3])     # the start C0 is 
 # %% [markdown]
 # ### Exercise 04.1
 #
-# The data of a task are shuffled, so the columns 3r, 3r + 1, 3r + 2 of `X` are a random start for each
-# r = 0, …, 7, and r = 0 is `C0` itself. For every task in `TASKS[4]` and in `TASKS[8]`, run Lloyd's
-# algorithm for 20 iterations from each of these 8 starts. The task's *gap* is log J after 20 iterations
-# from `C0`, minus the smallest log J over the 8 starts. It is zero when `C0` already leads to the best
-# of the 8 local minima. Call a task *stuck* when its gap exceeds 1e-6.
+# The data of a task are shuffled, so the columns kr, …, kr + k − 1 of `X` are a random start for each
+# r = 0, …, 7, and r = 0 is `C0` itself. The task's *gap* is log J after 20 Lloyd iterations from `C0`, minus
+# the smallest log J after 20 iterations over the 8 starts. It is zero when `C0` already leads to the best of
+# the 8 local minima. Call a task *stuck* when its gap exceeds 1e-6.
 #
-# `answer`: a NumPy array of shape (2,), the mean gap over the 32 tasks at d = 4 and at d = 8, to 4
-# significant digits.
-# Print the share of stuck tasks too: you will need the stuck tasks again in 04.5.
+# Write a function `task_gaps(X, C0)` that returns the gap of every task of the batch, an array of shape (B,).
+# `answer` is the function. The check compares it with kmt_ref's gaps, to 1e-9, on fresh tasks at d = 4 and
+# at d = 8 (one part each), with k = 3 and with k = 4. Then print, for `TASKS[4]` and `TASKS[8]`, the mean gap
+# and the share of stuck tasks: 04.5 and 04.8 use them.
 
 # %%
 ### BEGIN SOLUTION
-def final_logs(X, starts=8, k=3):
-    """log J after 20 Lloyd iterations from the starts X[:, :, k r : k (r + 1)], r = 0 .. starts - 1."""
-    return np.stack([np.log(lloyd_batch(X, X[:, :, k * r:k * (r + 1)], 20)[:, -1]) for r in range(starts)],
-                    axis=1)  # (32, starts)
+def task_gaps(X, C0, starts=8):
+    """Per task: log J after 20 Lloyd iterations from C0 minus the smallest over the starts X[:, :, k r : k (r + 1)]."""
+    k = C0.shape[2]
+    ends = np.stack([np.log(lloyd_batch(X, X[:, :, k * r:k * (r + 1)], 20)[:, -1]) for r in range(starts)],
+                    axis=1)  # (B, starts); column 0: from C0
+    return ends[:, 0] - ends.min(axis=1)
 
 
-ENDS = {d: final_logs(TASKS[d][0]) for d in (4, 8)}                 # (32, 8) each; column 0: from C0
-GAP = {d: ENDS[d][:, 0] - ENDS[d].min(axis=1) for d in (4, 8)}       # (32,) each
+GAP = {d: task_gaps(*TASKS[d]) for d in (4, 8)}                               # (32,) each
+LLOYD = {d: np.log(lloyd_batch(*TASKS[d], 20)[:, -1]) for d in (4, 8)}       # log J of Lloyd from C0, (32,) each
 for d in (4, 8):
-    print(f"d = {d}: mean gap {GAP[d].mean():.3f}; stuck on {np.mean(GAP[d] > 1e-6):.0%} of the tasks; "
-          f"Lloyd from C0 ends at {ENDS[d][:, 0].mean():.3f}")
-answer = np.array([GAP[4].mean(), GAP[8].mean()])
+    print(f"d = {d}: mean gap {GAP[d].mean():.4f}; stuck on {np.mean(GAP[d] > 1e-6):.0%} of the tasks; "
+          f"Lloyd from C0 ends at {LLOYD[d].mean():.3f}")
+answer = task_gaps
 ### END SOLUTION
 
 # %%
@@ -624,12 +632,15 @@ answer = None  # a proof; the measurements above support its second part
 # The trainable model can carry the hand-set weights. `lloyd_weights(d, k, "linear")` gives Q1 … V4 in
 # its layout ($d_{emb} = d + k$); add zero biases `bQ1`, `bK1`, `bV1`, …, `bV4` (vectors of length
 # d + k). Now scale **only the Q's and K's** of all four blocks by a factor s, and leave V and the
-# biases alone. For s = 1, 2, 3, 5, 10 and 100, apply this layer 20 times to the tasks of `TASKS[8]`
-# and take the mean over the tasks of the final log objective. Compare with Lloyd's algorithm from the
-# same starts, and with the start itself.
+# biases alone.
 #
-# `answer`: a NumPy array of shape (6,), in the order of s above, to 4 significant digits. In the solutions, a short explanation
-# follows: what s does to the scores, and why scaling V too would break the layer.
+# Write a function `soft_ends(X, C0, s)` that builds this layer for the batch's d and k, applies it 20 times
+# (`run_model`) and returns log J after the 20 steps, one value per task (shape (B,)). `answer` is the
+# function; the check compares it with kmt_ref's on fresh tasks (d = 5 and d = 8, k = 4 and k = 3, three
+# values of s), to 1e-5, so `run_model`'s float32 passes. Then print, for s = 1, 2, 3, 5, 10 and 100, the mean
+# over `TASKS[8]`, and compare with Lloyd's algorithm from the same starts and with the start itself. In the
+# solutions, a short explanation follows: what s does to the scores, and why scaling V too would break the
+# layer.
 
 # %%
 ### BEGIN SOLUTION
@@ -644,14 +655,19 @@ def soft_lloyd(d, k, scale):
     return params
 
 
+def soft_ends(X, C0, s):
+    """log J per task after 20 re-embedded steps of the s-scaled hand-set layer."""
+    return np.log(run_model(soft_lloyd(X.shape[1], C0.shape[2], s), X, C0, 20)[0][:, -1])
+
+
 X8, C08 = TASKS[8]
-SOFT8 = {a: np.log(run_model(soft_lloyd(8, 3, a), X8, C08, 20)[0][:, -1]) for a in SCALES}   # (32,) each
-print(f"start {np.log(lloyd_batch(X8, C08, 0)[:, 0]).mean():.3f}, Lloyd {ENDS[8][:, 0].mean():.3f}")
+SOFT8 = {a: soft_ends(X8, C08, a) for a in SCALES}   # (32,) each
+print(f"start {np.log(lloyd_batch(X8, C08, 0)[:, 0]).mean():.3f}, Lloyd {LLOYD[8].mean():.3f}")
 for a in SCALES:
-    print(f"s = {a:3d}: {SOFT8[a].mean():.3f}  (soft - Lloyd: {np.mean(SOFT8[a] - ENDS[8][:, 0]):+.3f})")
+    print(f"s = {a:3d}: {SOFT8[a].mean():.3f}  (soft - Lloyd: {np.mean(SOFT8[a] - LLOYD[8]):+.3f})")
 params_sv = {name: 3 * M if name[0] in "QKV" else M for name, M in soft_lloyd(8, 3, 1).items()}   # Q, K, V times 3
 print(f"s = 3 on Q, K and V: {np.log(run_model(params_sv, X8, C08, 20)[0][:, -1]).mean():.1f}")
-answer = np.array([SOFT8[a].mean() for a in SCALES])
+answer = soft_ends
 ### END SOLUTION
 
 # %%
@@ -681,21 +697,36 @@ check("04.3", answer)
 # ### Exercise 04.4
 #
 # The layer is trained on **one** application (the loss of §3 at the centers after one step), but judged
-# after **twenty**. For each s of 04.3, apply the s-scaled layer once to the tasks of `TASKS[8]`
-# (`run_model(params, X, C0, 1)` returns `(objective, centers)`; `centers[1]` holds the centers after one
-# step, shape (32, 8, 3)) and compute the mean over the tasks of the training loss
-# `soft_kmeans_loss(X, C1, 10.0)` (λ = 10, the training value). Which s would training prefer, and is it
-# the s that ends lowest after 20 steps in 04.3?
+# after **twenty**. Write a function `one_step_loss(X, C0, s, lam)` that applies the s-scaled layer of 04.3
+# once (`run_model(params, X, C0, 1)` returns `(objective, centers)`; `centers[1]` holds the centers after one
+# step, shape (B, d, k)) and returns the training loss of §3 at those centers, one value per task (shape
+# (B,)), at the inverse temperature `lam`. Write the loss yourself in NumPy: your function may not call
+# `soft_kmeans_loss` or `batch_loss` (the softmax runs over the centers for each point; subtracting each
+# point's smallest distance before `np.exp` keeps it from underflowing). `answer` is the function; the check
+# compares it with kmt_ref's on fresh tasks at three pairs (s, lam), to a relative 1e-5.
 #
-# `answer`: a NumPy array of shape (6,), the mean one-step loss for s = 1, 2, 3, 5, 10, 100, to 4
-# significant digits.
+# Then print the mean over `TASKS[8]` at λ = 10 (the training value) for each s of 04.3. Which s would
+# training prefer, and is it the s that ends lowest after 20 steps in 04.3?
 
 # %%
 ### BEGIN SOLUTION
-LOSS1 = {a: soft_kmeans_loss(X8, run_model(soft_lloyd(8, 3, a), X8, C08, 1)[1][1], 10.0).mean() for a in SCALES}
+def smoothed_loss(X, C, lam):
+    """L per task: sum_i sum_j softmax_j(-lam D_ji) D_ji, D_ji = ||x_i - c_j||^2."""
+    D = np.sum((X[:, :, None, :] - C[:, :, :, None]) ** 2, axis=1)    # (B, k, n)
+    W = np.exp(-lam * (D - D.min(axis=1, keepdims=True)))             # each point's nearest center: weight 1
+    return np.sum(W / W.sum(axis=1, keepdims=True) * D, axis=(1, 2))
+
+
+def one_step_loss(X, C0, s, lam):
+    C1 = run_model(soft_lloyd(X.shape[1], C0.shape[2], s), X, C0, 1)[1][1]   # (B, d, k)
+    return smoothed_loss(X, C1, lam)
+
+
+assert np.allclose(smoothed_loss(X8, C08, 10.0), soft_kmeans_loss(X8, C08, 10.0), rtol=1e-12)  # the library's
+LOSS1 = {a: one_step_loss(X8, C08, a, 10.0).mean() for a in SCALES}
 for a in SCALES:
     print(f"s = {a:3d}: one-step training loss {LOSS1[a]:.3f};  log J after 20 steps {SOFT8[a].mean():.3f}")
-answer = np.array([LOSS1[a] for a in SCALES])
+answer = one_step_loss
 ### END SOLUTION
 
 # %%
@@ -717,20 +748,23 @@ check("04.4", answer)
 # %% [markdown]
 # ### Exercise 04.5
 #
-# Where does the s = 3 layer of 04.3 gain? For each task of `TASKS[8]`, take the difference
-# log J(s = 3 layer, 20 steps) − log J(Lloyd from `C0`, 20 iterations). Average it separately over the
-# stuck tasks of 04.1 (gap > 1e-6) and over the other tasks.
-#
-# `answer`: a NumPy array of shape (2,): the mean over the stuck tasks, then over the others, to 4
-# significant digits.
+# Where does the s = 3 layer of 04.3 gain? Write a function `gain_split(X, C0, s)` that takes, for each task,
+# the difference log J(s layer, 20 steps) − log J(Lloyd from `C0`, 20 iterations), and returns the pair
+# (its mean over the stuck tasks of 04.1 (gap > 1e-6), its mean over the other tasks). `answer` is the
+# function; the check compares it with kmt_ref's on fresh tasks, to 1e-5, one part per mean. Then print the
+# pair for `TASKS[8]` at s = 3, with the number of stuck tasks.
 
 # %%
 ### BEGIN SOLUTION
-diff8 = SOFT8[3] - ENDS[8][:, 0]            # (32,)
-stuck8 = GAP[8] > 1e-6
-print(f"{stuck8.sum()} stuck tasks: {diff8[stuck8].mean():+.3f};  {(~stuck8).sum()} others: "
-      f"{diff8[~stuck8].mean():+.3f}")
-answer = np.array([diff8[stuck8].mean(), diff8[~stuck8].mean()])
+def gain_split(X, C0, s):
+    diff = soft_ends(X, C0, s) - np.log(lloyd_batch(X, C0, 20)[:, -1])    # (B,)
+    stuck = task_gaps(X, C0) > 1e-6
+    return diff[stuck].mean(), diff[~stuck].mean()
+
+
+split8 = gain_split(X8, C08, 3)
+print(f"{np.sum(GAP[8] > 1e-6)} stuck tasks: {split8[0]:+.4f};  {np.sum(GAP[8] <= 1e-6)} others: {split8[1]:+.4f}")
+answer = gain_split
 ### END SOLUTION
 
 # %%
@@ -741,24 +775,34 @@ check("04.5", answer)
 #
 # For the hand-set layer of 04.3 the data block of $Q_b^\top K_b$ is $s^2 I_d$, and the trained model
 # divides its Euclidean scores by $\sqrt{d_{emb}}$, so the layer's inverse temperature is
-# $\gamma = s^2/\sqrt{d_{emb}}$. Read the equivalent γ off the committed paper model (`paper.params`,
-# d = 32, k = 10, $d_{emb}$ = 42): for blocks b = 1 and 2, take $s_b^2$ as the mean of the diagonal of
-# the data block (rows and columns 0 … 31) of $Q_b^\top K_b$.
+# $\gamma = s^2/\sqrt{d_{emb}}$. For a learned layer, take $s_b^2$ as the mean of the diagonal of the data
+# block (the first d rows and columns) of $Q_b^\top K_b$.
 #
-# `answer`: a NumPy array of shape (2,), γ of block 1 then block 2, to 4 significant digits. In the
-# solutions, the model answer compares these with the hand-set layer at d = 32.
+# Write a function `learned_gammas(params, d)` that returns the equivalent γ of blocks 1 and 2, an array of
+# shape (2,), for any parameter set of the trainable layer whose tokens have d data rows ($d_{emb}$ is
+# `params["Q1"].shape[0]`: d + k with the one-hot rows, d in the d-only ablation). `answer` is the function;
+# the check runs it on random parameter sets of other sizes and on the committed models, to a relative 1e-6,
+# one part per block. Then apply it to the paper model (`paper.params`, d = 32). In the solutions, the model
+# answer compares these with the hand-set layer at d = 32.
 
 # %%
 ### BEGIN SOLUTION
-s2 = np.array([np.mean(np.diag((paper.params["Q" + b].T @ paper.params["K" + b])[:32, :32])) for b in "12"])
-answer = s2 / np.sqrt(paper.params["Q1"].shape[0])        # gamma = s^2 / sqrt(d_emb), d_emb = 42
-print("equivalent s of blocks 1 and 2:", np.round(np.sqrt(s2), 2), "| equivalent gamma:", np.round(answer, 4))
+def learned_gammas(params, d):
+    d_emb = params["Q1"].shape[0]
+    s2 = [np.mean(np.diag(params["Q" + b].T @ params["K" + b])[:d]) for b in "12"]   # s_b^2 of blocks 1, 2
+    return np.array(s2) / np.sqrt(d_emb)                                              # gamma = s^2 / sqrt(d_emb)
+
+
+gamma_paper = learned_gammas(paper.params, 32)
+print("equivalent s of blocks 1 and 2:", np.round(np.sqrt(gamma_paper * np.sqrt(42)), 2),
+      "| equivalent gamma:", np.round(gamma_paper, 4))
 # the hand-set layer at d = 32, k = 10 on the first 16 of section 6's tasks (the evaluation seed), 20 steps
 X32, C32 = sample_tasks(np.random.default_rng(EVAL_SEED), 16, n=512, d=32, k=10)
 print(f"first 16 tasks of section 6: start {base['lloyd'][:16, 0].mean():.3f}, Lloyd {base['lloyd'][:16, -1].mean():.3f}, "
       f"trained {base['paper'][:16, -1].mean():.3f}")
 for s_h in (3.5, 4.0, 4.5, 5.0):
-    print(f"hand-set layer, s = {s_h}: {np.log(run_model(soft_lloyd(32, 10, s_h), X32, C32, 20)[0][:, -1]).mean():.3f}")
+    print(f"hand-set layer, s = {s_h}: {soft_ends(X32, C32, s_h).mean():.3f}")
+answer = learned_gammas
 ### END SOLUTION
 
 # %%
@@ -811,23 +855,25 @@ for name, c in (("paper", paper), ("d-only", donly)):
 # ### Exercise 04.8
 #
 # At d = 8 the quick run ends below Lloyd's algorithm (§4), the result the paper reports for its own
-# setting. Does it at d = 4? First measure the prize at both d: build the s = 3 layer of 04.3 for d = 4 and
-# apply it 20 times to `TASKS[4]`. For d = 4 and for d = 8, take the mean over the tasks of
-# log J(s = 3 layer) − log J(Lloyd from `C0`).
+# setting. Does it at d = 4? First measure the prize at both d. Write a function `soft_gain(X, C0, s)` that
+# returns the mean over the tasks of log J(s layer of 04.3, 20 steps) − log J(Lloyd from `C0`, 20
+# iterations), one number. `answer` is the function; the check compares it with kmt_ref's on fresh tasks at
+# d = 4 and at d = 8 (one part each), to 1e-5. Print it for `TASKS[4]` and `TASKS[8]` at s = 3.
 #
-# `answer`: a NumPy array of shape (2,), d = 4 then d = 8, to 4 significant digits. Then train the small
-# configuration at d = 4, everything else equal (`train(dataclasses.replace(CONFIGS["small"], d=4), seed=0)`,
-# the run of `python -m kmt_ref train --d 4`), evaluate it as §4 does
-# (`evaluate(params, n_tasks=320, n=64, d=4, k=3, n_steps=20)`), and compare its validation curve with §4's.
-# Write your conclusion in a few sentences, using 04.1 as well. Does a layer that beats Lloyd's algorithm
-# exist at d = 4? What does the comparison say about the d = 4 training run?
+# Then train the small configuration at d = 4, everything else equal
+# (`train(dataclasses.replace(CONFIGS["small"], d=4), seed=0)`, the run of `python -m kmt_ref train --d 4`),
+# evaluate it as §4 does (`evaluate(params, n_tasks=320, n=64, d=4, k=3, n_steps=20)`), and compare its
+# validation curve with §4's. Write your conclusion in a few sentences, using 04.1 as well. Does a layer that
+# beats Lloyd's algorithm exist at d = 4? What does the comparison say about the d = 4 training run?
 
 # %%
 ### BEGIN SOLUTION
-X4, C04 = TASKS[4]
-soft4 = np.log(run_model(soft_lloyd(4, 3, 3), X4, C04, 20)[0][:, -1])     # (32,)
-answer = np.array([np.mean(soft4 - ENDS[4][:, 0]), np.mean(SOFT8[3] - ENDS[8][:, 0])])
-print("s = 3 layer - Lloyd (d = 4, d = 8):", np.round(answer, 3), "| gaps of 04.1:",
+def soft_gain(X, C0, s):
+    return float(np.mean(soft_ends(X, C0, s) - np.log(lloyd_batch(X, C0, 20)[:, -1])))
+
+
+gains = [soft_gain(*TASKS[d], 3) for d in (4, 8)]
+print("s = 3 layer - Lloyd (d = 4, d = 8):", np.round(gains, 4), "| mean gaps of 04.1:",
       np.round([GAP[4].mean(), GAP[8].mean()], 3))
 # the same training run as section 4 at d = 4, and both evaluated on their 320 seeded tasks
 import dataclasses
@@ -838,6 +884,7 @@ for name, ck, res in (("d = 4", ck_d4, res_d4), ("d = 8", ck_small, res_small)):
     print(f"{name}: trained - Lloyd {np.mean(res['model'][:, -1] - res['lloyd'][:, -1]):+.3f}; validation score "
           f"{h['val'][h['step'] == 600][0]:.2f} at step 600, first below 1.3 at step "
           f"{h['step'][np.argmax(h['val'] < 1.3)]:.0f}, {h['val'][-1]:.2f} at the end")
+answer = soft_gain
 ### END SOLUTION
 
 # %%

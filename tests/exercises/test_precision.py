@@ -22,6 +22,7 @@ from kmt_ref.core.attention import layer_forward
 from kmt_ref.core.normalizers import sparsemax
 from kmt_ref.core.tokens import run_layers
 from kmt_ref.exercises import EXERCISES, check, nb01, nb02, nb03, nb04, nb05
+from kmt_ref.learning import lloyd_batch, run_model
 from kmt_ref.exercises._registry import DIGITS
 
 _spec = importlib.util.spec_from_file_location("right_nb03", Path(__file__).with_name("right_nb03.py"))
@@ -104,9 +105,42 @@ def _leak(X, C0, gamma):  # 05.4
     return eb / np.abs(plain_onehot_transformer(X, C0, 1, gamma_update=gamma).centers[1] - ref).max()
 
 
-def _soft_gap_split():  # 04.5
-    g, stuck = nb04._soft_gain(8), nb04._gap(8) > nb04.STUCK
-    return np.array([g[stuck].mean(), g[~stuck].mean()])
+def _nb04_params(d, k, s):  # 04.3: Theorem 2.1's weights, Q and K times s, zero biases
+    W, _ = lloyd_weights(d, k, "linear")
+    params = {n: s * M if n[0] in "QK" else M for n, M in W.items()}
+    params.update({"b" + n: np.zeros(d + k) for n in W})
+    return params
+
+
+def _nb04_soft_ends(X, C0, s):  # 04.3: 20 re-embedded steps
+    return np.log(run_model(_nb04_params(X.shape[1], C0.shape[2], s), X, C0, 20)[0][:, -1])
+
+
+def _nb04_gaps(X, C0):  # 04.1
+    k = C0.shape[2]
+    ends = np.stack([np.log(lloyd_batch(X, X[:, :, k * r:k * (r + 1)], 20)[:, -1]) for r in range(8)], axis=1)
+    return ends[:, 0] - ends.min(axis=1)
+
+
+def _nb04_loss(X, C0, s, lam):  # 04.4: the loss written out
+    C1 = run_model(_nb04_params(X.shape[1], C0.shape[2], s), X, C0, 1)[1][1]
+    D = ((X[:, :, None, :] - C1[:, :, :, None]) ** 2).sum(axis=1)
+    W = np.exp(-lam * (D - D.min(axis=1, keepdims=True)))
+    return (W / W.sum(axis=1, keepdims=True) * D).sum(axis=(1, 2))
+
+
+def _nb04_gain(X, C0, s):  # per task, 04.5 and 04.8
+    return _nb04_soft_ends(X, C0, s) - np.log(lloyd_batch(X, C0, 20)[:, -1])
+
+
+def _nb04_split(X, C0, s):  # 04.5
+    g, stuck = _nb04_gain(X, C0, s), _nb04_gaps(X, C0) > 1e-6
+    return g[stuck].mean(), g[~stuck].mean()
+
+
+def _nb04_gammas(params, d):  # 04.6
+    return [np.mean(np.diag(params["Q" + b].T @ params["K" + b])[:d]) / np.sqrt(params["Q1"].shape[0])
+            for b in "12"]
 
 
 ROUNDED = "rounded"
@@ -144,12 +178,12 @@ TABLE = {
     "03.9": (lambda: sparsemax(nb03.QUIZ_Z), ROUNDED),
     "03.10": (lambda: sparsemax(-nb03.QUIZ_GAMMA / np.sqrt(nb03.QUIZ_D) * nb03.QUIZ_SQ), ROUNDED),
     "03.11": (lambda: "a", ("exact", "a choice")),
-    "04.1": (lambda: np.array([nb04._gap(d).mean() for d in nb04.EX_DIMS]), ROUNDED),
-    "04.3": (lambda: np.array([nb04._soft(8, s)[1].mean() for s in nb04.EX_SCALES]), ROUNDED),
-    "04.4": (lambda: np.array([nb04._one_step_loss(s) for s in nb04.EX_SCALES]), ROUNDED),
-    "04.5": (_soft_gap_split, ROUNDED),
-    "04.6": (nb04.learned_gammas, ROUNDED),
-    "04.8": (lambda: np.array([nb04._soft_gain(d).mean() for d in nb04.EX_DIMS]), ROUNDED),
+    "04.1": (lambda: _nb04_gaps, ("exact", "a function", "to 1e-9")),
+    "04.3": (lambda: _nb04_soft_ends, ("exact", "a function", "to 1e-5")),
+    "04.4": (lambda: _nb04_loss, ("exact", "a function", "relative 1e-5")),
+    "04.5": (lambda: _nb04_split, ("exact", "a function", "to 1e-5")),
+    "04.6": (lambda: _nb04_gammas, ("exact", "a function", "relative 1e-6")),
+    "04.8": (lambda: lambda X, C0, s: float(_nb04_gain(X, C0, s).mean()), ("exact", "a function", "to 1e-5")),
     "04.9": (nb04.quiz_n_params, ("exact", "exact: an integer")),
     "04.10": (nb04.quiz_loss, ROUNDED),
     "04.11": (lambda: "d", ("exact", "a choice")),
