@@ -20,6 +20,7 @@ about the form.
 from __future__ import annotations
 
 import sys
+import threading
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -250,8 +251,7 @@ def _raiser(fn):
     code needs no closure and fits any plain function, whatever its own free variables and defaults."""
     if fn.__code__.co_freevars:
         return None  # a closure's code can only be swapped for code with the same free variables
-    name = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}" if fn.__module__.startswith("kmt_ref.exercises") \
-        else fn.__name__
+    name = _name_of(fn)
     source = (f"def {fn.__name__}(*args, **kwargs):\n"
               f"    __import__('kmt_ref.exercises._registry', fromlist=['_raise_forbidden'])"
               f"._raise_forbidden({name!r})\n")
@@ -269,19 +269,40 @@ def _exercise_functions():
     return out
 
 
+def _name_of(fn):
+    return f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}" if fn.__module__.startswith("kmt_ref.exercises") \
+        else fn.__name__
+
+
 @contextmanager
 def forbidden(functions):
     """While the block runs, every function of ``functions`` raises :class:`ForbiddenCall` when called,
-    however it was imported (its code object is swapped, so every name bound to it sees the change)."""
+    however it was imported (its code object is swapped, so every name bound to it sees the change);
+    and a call of its original code by any other route (a function object built from it beforehand)
+    is recorded too, by a trace function that sees every Python call in this thread and its threads."""
+    functions = list(dict.fromkeys(functions))  # each function once
+    originals = {fn.__code__: _name_of(fn) for fn in functions}
+    previous, previous_threads = sys.gettrace(), threading.gettrace() if hasattr(threading, "gettrace") else None
+
+    def tracer(frame, event, arg):
+        name = originals.get(frame.f_code)
+        if name is not None:
+            _RUNNING["called"].append(name)
+        return previous(frame, event, arg) if previous is not None else None
+
     saved = []
     try:
-        for fn in dict.fromkeys(functions):  # each function once
+        for fn in functions:
             code = _raiser(fn)
             if code is not None:
                 saved.append((fn, fn.__code__))
                 fn.__code__ = code
+        sys.settrace(tracer)
+        threading.settrace(tracer)
         yield
     finally:
+        sys.settrace(previous)
+        threading.settrace(previous_threads)
         for fn, code in saved:
             fn.__code__ = code
 

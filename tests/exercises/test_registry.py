@@ -322,3 +322,31 @@ def test_each_exercise_resets_answer_once_outside_its_solution():
         assert ids == coded
     released = [c.source for c in student.cells if c.source.startswith(make_notebook.RESET)]
     assert released and all(s == make_notebook.RESET + "\n" + make_notebook.CODE_STUB for s in released)
+
+
+def test_a_copy_of_a_forbidden_function_made_beforehand_is_caught(capsys):
+    import threading
+    import types
+
+    from kmt_ref import lloyd_layer, lloyd_weights
+    from kmt_ref.core.attention import layer_forward
+
+    copy = types.FunctionType(layer_forward.__code__, layer_forward.__globals__, "mine",
+                              layer_forward.__defaults__, layer_forward.__closure__)
+    copy.__kwdefaults__ = layer_forward.__kwdefaults__
+
+    def tokens(X, C):
+        params, emb = lloyd_weights(X.shape[0], C.shape[1])
+        return copy(params, emb.embed_points(X), emb.embed_centers(C), lloyd_layer())
+
+    def in_a_thread(X, C):
+        out = []
+        worker = threading.Thread(target=lambda: out.append(tokens(X, C)))
+        worker.start()
+        worker.join()
+        return out[0]
+
+    for shortcut in (tokens, in_a_thread):
+        assert not check("01.1", shortcut)
+        assert "your function calls layer_forward" in capsys.readouterr().out
+    assert sys.gettrace() is None or sys.gettrace().__name__ != "tracer"  # the trace function is removed
