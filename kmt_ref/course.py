@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 __all__ = ["UNITS", "INSTRUCTOR_DOCS", "clear_answer_outputs", "linked_files", "offline_feedback",
-           "release_preprocessors", "rewrite_links", "student_files", "write_course", "register"]
+           "release_preprocessors", "dead_links", "rewrite_links", "student_files", "write_course", "register"]
 
 #: assignment name -> notebook number: one nbgrader assignment per unit of docs/TEACHING.md's syllabus
 UNITS = {f"unit{int(n)}": n for n in ("01", "02", "03", "04", "05")}
@@ -171,6 +171,51 @@ def rewrite_links(text, where, base):
         last = m.end()
     out.append(text[last:])
     return "".join(out)
+
+
+def _anchors(path):
+    """The anchors of a markdown page (GitHub's, as kmt_ref.book writes them) or of a notebook's headings."""
+    import nbformat as nbf
+
+    from .book import github_slug
+
+    if path.suffix == ".ipynb":
+        text = "\n".join(c.source for c in nbf.read(path, as_version=4).cells if c.cell_type == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # a "# comment" in a code block is no heading
+    seen = {}
+    return {github_slug(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", re.sub(r"[*`]", "", m)), seen)
+            for m in re.findall(r"^#{1,6} (.*)$", text, re.M)}
+
+
+def dead_links(folder, files):
+    """The relative links of ``files`` (notebooks and markdown pages under ``folder``) that do not resolve to a
+    file under ``folder`` (and to an anchor of it, when they name one); also follows the pages they reach."""
+    import nbformat
+
+    bad, todo, done = [], list(files), set()
+    folder = Path(folder).resolve()
+    while todo:
+        path = Path(todo.pop()).resolve()
+        if path in done or path.suffix not in (".md", ".ipynb"):
+            continue
+        done.add(path)
+        text = ("\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+                if path.suffix == ".ipynb" else path.read_text(encoding="utf-8"))
+        for url in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)", url):
+                continue
+            rel, _, frag = url.partition("#")
+            target = (path.parent / rel).resolve() if rel else path
+            where = f"{path.relative_to(folder)}: {url}"
+            if folder not in target.parents or not target.is_file():
+                bad.append(where)
+            elif frag and frag not in _anchors(target):
+                bad.append(where + " (no such anchor)")
+            else:
+                todo.append(target)
+    return bad
 
 
 # --------------------------------------------------------------------------
