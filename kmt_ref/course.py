@@ -155,18 +155,18 @@ def student_files(root=None):
     return sorted(linked_files(root, notebooks + list(STUDENT_PAGES)) | set(STUDENT_PAGES))
 
 
-def rewrite_links(text, where, base):
-    """Markdown ``text``, read at repository path ``where``, with each relative link rewritten for a file stored
-    at ``base`` (a repository-relative folder becomes the top of the assignment: ``notebooks/`` for a
-    notebook, so ``../docs/SPEC.md#x`` becomes ``docs/SPEC.md#x``). A link to one of :data:`INSTRUCTOR_DOCS`
-    keeps its text and loses its target."""
+def rewrite_links(text, where):
+    """Markdown ``text``, read at repository path ``where``, with each relative link rewritten for the top of an
+    assignment's folder, where the notebook is stored and the files it links to keep their repository paths:
+    ``../docs/SPEC.md#x`` in a notebook of ``notebooks/`` becomes ``docs/SPEC.md#x``. A link to one of
+    :data:`INSTRUCTOR_DOCS` keeps its text and loses its target."""
     out, last = [], 0
     for m, target, frag in _targets(text, where):
         out.append(text[last:m.start()])
         if target in INSTRUCTOR_DOCS:
             out.append(m.group(2))
         else:
-            url = posixpath.relpath(target, base) + (f"#{frag}" if frag else "")
+            url = target + (f"#{frag}" if frag else "")
             out.append(f"{m.group(1)}[{m.group(2)}]({url})")
         last = m.end()
     out.append(text[last:])
@@ -241,7 +241,7 @@ def course_notebook(root, stem):
             mine.source = theirs.source  # written for notebooks/, as the graded cells are
     for cell in solved.cells:
         if cell.cell_type == "markdown":
-            cell.source = rewrite_links(cell.source, f"notebooks/{stem}.ipynb", "notebooks")
+            cell.source = rewrite_links(cell.source, f"notebooks/{stem}.ipynb")
     return solved
 
 

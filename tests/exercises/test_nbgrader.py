@@ -187,7 +187,7 @@ def test_nbgrader_releases_the_student_notebooks(course):
     for stem, (student, _) in books.items():
         release = nbformat.read(course / "release" / _unit(stem) / f"{stem}.ipynb", as_version=4)
         # the same cells; only the relative links differ, pointing inside the assignment's folder
-        expected = [(kind, rewrite_links(source, f"notebooks/{stem}.ipynb", "notebooks") if kind == "markdown"
+        expected = [(kind, rewrite_links(source, f"notebooks/{stem}.ipynb") if kind == "markdown"
                      else source, meta) for kind, source, meta in _cells(student)]
         assert _cells(release) == expected, stem
         assert release.metadata["kernelspec"] == student.metadata["kernelspec"]
