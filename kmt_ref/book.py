@@ -6,12 +6,16 @@ lab without internet), so it needs no network at build or view time:
 - ``index.html``: the README's "Start here" (the reading order, the prerequisites, what each
   notebook teaches); one page per notebook of ``notebooks/`` with its stored outputs (figures,
   animations, tables), rendered by nbconvert's ``lab`` template and never executed; one page per
-  ``docs/*.md`` and one for the whole README. ``solutions=True`` (``--solutions``) adds the solved
-  notebooks of ``notebooks/solutions/``; the student edition (the default) has none.
+  ``docs/*.md`` and one for the whole README. ``solutions=True`` (``--solutions``) makes the instructors'
+  edition: it adds the solved notebooks of ``notebooks/solutions/`` and the instructors' pages
+  (:data:`INSTRUCTOR_DOCS`: ``docs/TEACHING.md``, whose exercise table says what each checker verifies,
+  and ``docs/RUBRICS.md``, the rubrics of the written answers). The student edition (the default) has
+  none of them: its guide to the exercises is ``docs/EXERCISES.md``.
 - The site mirrors the repository's layout (``docs/SPEC.md`` becomes ``DIR/docs/SPEC.html``), so a link
   keeps its relative path and only ``.md`` and ``.ipynb`` become ``.html``; any other repository
-  file a page links to or shows (a figure) is copied to the same path. A link to a notebook that is
-  not in this edition (a solution, in the student edition) keeps its text and loses its link (open).
+  file a page links to or shows (a figure) is copied to the same path. A link to a notebook or a page
+  that is not in this edition (a solution, TEACHING or RUBRICS, in the student edition) keeps its text
+  and loses its link (open).
 - Headings of the ``.md`` pages carry GitHub's anchors (``#the-layer-and-the-notation``), so the
   links written for GitHub keep working; notebook pages keep nbconvert's anchors.
 - Math is typeset by MathJax 2.7 served from the site itself (``_static/mathjax``, copied from the
@@ -42,14 +46,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["build_book", "book_pages", "github_slug", "MARKER", "register"]
+__all__ = ["build_book", "book_pages", "github_slug", "INSTRUCTOR_DOCS", "MARKER", "register", "mathjax_folder"]
 
 #: the marker file of a built book: JSON, the files the build wrote (relative, POSIX)
 MARKER = ".kmt_ref_book"
 
 #: the docs, in the order of the contents (others under docs/ follow, sorted)
-DOCS_ORDER = ("TEACHING", "RUBRICS", "GLOSSARY", "LAYER", "EXACTNESS", "RESULTS", "BINARY", "USAGE", "SPEC", "ARCHITECTURE",
+DOCS_ORDER = ("EXERCISES", "TEACHING", "RUBRICS", "GLOSSARY", "LAYER", "EXACTNESS", "RESULTS", "BINARY", "USAGE", "SPEC", "ARCHITECTURE",
               "PERFORMANCE")
+
+#: the docs only the instructors' edition carries: they state answers (what each checker verifies, the rubrics)
+INSTRUCTOR_DOCS = ("TEACHING", "RUBRICS")
 
 #: the MathJax configuration the bundled MathJax 2.7 offers (its TeX input, HTML-CSS output), and Safe
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
@@ -196,6 +203,8 @@ def book_pages(root, solutions=False):
     docs = sorted((root / "docs").glob("*.md"), key=lambda p: (
         DOCS_ORDER.index(p.stem) if p.stem in DOCS_ORDER else len(DOCS_ORDER), p.name))
     for path in docs:
+        if path.stem in INSTRUCTOR_DOCS and not solutions:
+            continue
         rel = path.relative_to(root).as_posix()
         title = _title_of(path.read_text(encoding="utf-8"), path.stem)
         pages.append(Page(rel, rel[:-len(".md")] + ".html", "markdown", title, title, "Documents"))
@@ -403,7 +412,7 @@ def check_out(out, name="out"):
 BOOK_PACKAGES = {"nbformat": "nbformat", "nbconvert": "nbconvert", "jupyter_server_mathjax": "jupyter-server-mathjax"}
 
 
-def _mathjax_folder():
+def mathjax_folder():
     """The MathJax the site serves, after checking that every package of :data:`BOOK_PACKAGES` is there."""
     missing = [package for module, package in BOOK_PACKAGES.items() if importlib.util.find_spec(module) is None]
     if missing:
@@ -422,7 +431,8 @@ def build_book(out, *, solutions=False, root=None):
     out : str or Path
         The site's folder: new, empty, or a previous book (replaced; see :func:`check_out`).
     solutions : bool
-        Add the solved notebooks (the instructors' edition); default the student edition.
+        Add the solved notebooks and the instructors' pages (the instructors' edition); default the
+        student edition.
     root : str or Path, optional
         The repository checkout to read; default the one the package was installed from
         (:func:`checkout_root`).
@@ -437,7 +447,7 @@ def build_book(out, *, solutions=False, root=None):
     root = checkout_root(root)
     out = Path(out)
     check_out(out)
-    mathjax = _mathjax_folder()
+    mathjax = mathjax_folder()
     pages = book_pages(root, solutions)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -501,5 +511,6 @@ def register(subparsers):
                    help="the kmt_ref checkout to build from (its README.md, notebooks/, docs/); default: the "
                         "checkout the package was installed from")
     p.add_argument("--solutions", action="store_true",
-                   help="add the solved notebooks (notebooks/solutions/): the instructors' edition")
+                   help="add the solved notebooks (notebooks/solutions/) and docs/TEACHING.md and docs/RUBRICS.md: "
+                        "the instructors' edition")
     p.set_defaults(func=_command)

@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 import nbformat
 import pytest
 
-from kmt_ref.book import MARKER, book_pages, build_book, checkout_root, github_slug
+from kmt_ref.book import INSTRUCTOR_DOCS, MARKER, book_pages, build_book, checkout_root, github_slug
 from kmt_ref.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +52,12 @@ def tiny_repo(path, extra_link=""):
         f"{extra_link}\n## The layer, and the notation\n\n![a figure](figures/dot.png)\n", encoding="utf-8")
     (path / "docs" / "GLOSSARY.md").write_text(
         "# Glossary\n\nSee [the notation](../README.md#the-layer-and-the-notation), "
-        "[the solution](../notebooks/solutions/01_a.ipynb) and [a source file](../figures/dot.png).\n",
+        "[the solution](../notebooks/solutions/01_a.ipynb), [the rubrics](RUBRICS.md), "
+        "[teaching](TEACHING.md#grading) and [a source file](../figures/dot.png).\n",
         encoding="utf-8")
+    (path / "docs" / "TEACHING.md").write_text("# Teaching\n\n## Grading\n\nThe threshold is 745.133.\n",
+                                               encoding="utf-8")
+    (path / "docs" / "RUBRICS.md").write_text("# Rubrics\n\n- 2: the secret rubric item.\n", encoding="utf-8")
     for sub, text in (("", "Exercise: $x^2$."), ("solutions/", "Solved: $x^2 = 4$.")):
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# 01 — A\n\n{text}")])
         nbformat.write(nb, path / "notebooks" / f"{sub}01_a.ipynb")
@@ -86,6 +90,11 @@ def test_student_edition(repo, tmp_path):
     glossary = (out / "docs" / "GLOSSARY.html").read_text(encoding="utf-8")
     assert 'href="../README.html#the-layer-and-the-notation"' in glossary
     assert "solutions" not in glossary and "the solution" in glossary  # unlinked, text kept
+    assert "TEACHING" not in glossary and "RUBRICS" not in glossary  # instructors' pages: unlinked, text kept
+    assert "the rubrics" in glossary and "teaching" in glossary
+    assert not (out / "docs" / "TEACHING.html").exists() and not (out / "docs" / "RUBRICS.html").exists()
+    assert not any("745.133" in p.read_text(encoding="utf-8") or "secret" in p.read_text(encoding="utf-8")
+                   for p in out.rglob("*.html"))
     assert 'href="../figures/dot.png"' in glossary and (out / "figures" / "dot.png").is_file()
     readme = (out / "README.html").read_text(encoding="utf-8")
     assert 'id="the-layer-and-the-notation"' in readme and 'src="figures/dot.png"' in readme
@@ -100,9 +109,11 @@ def test_solutions_edition_and_pager(repo, tmp_path):
     assert "notebooks/solutions/01_a.html" in [p.out for p in pages]
     solved = (out / "notebooks" / "solutions" / "01_a.html").read_text(encoding="utf-8")
     assert "Solved" in solved and 'src="../../_static/mathjax/MathJax.js?config=' in solved
-    assert 'href="../01_a.html" rel="prev"' in solved and 'href="../../docs/GLOSSARY.html" rel="next"' in solved
+    assert 'href="../01_a.html" rel="prev"' in solved and 'href="../../docs/TEACHING.html" rel="next"' in solved
     glossary = (out / "docs" / "GLOSSARY.html").read_text(encoding="utf-8")
     assert 'href="../notebooks/solutions/01_a.html"' in glossary
+    assert 'href="RUBRICS.html"' in glossary and 'href="TEACHING.html#grading"' in glossary
+    assert {"docs/TEACHING.html", "docs/RUBRICS.html"} <= {p.out for p in pages}
 
 
 def test_refuses_to_overwrite_what_it_did_not_write(repo, tmp_path):
@@ -260,7 +271,95 @@ def test_the_real_book(site):
     for doc in ("TEACHING", "GLOSSARY", "SPEC", "ARCHITECTURE"):
         assert f"docs/{doc}.html" in PAGES
     student = book_pages(checkout_root())
-    assert [p.out for p in student] == [p for p in PAGES if not p.startswith("notebooks/solutions/")]
+    instructors = {f"docs/{d}.html" for d in INSTRUCTOR_DOCS}
+    assert [p.out for p in student] == [p for p in PAGES if not p.startswith("notebooks/solutions/")
+                                        and p not in instructors]
+    assert "docs/EXERCISES.html" in [p.out for p in student]
+
+
+def _plain_text(markdown):
+    """Markdown (or a page's text) reduced to what survives rendering: no emphasis or code marks, one space."""
+    return " ".join(re.sub(r"[*`_\\]", "", html.unescape(markdown)).split())
+
+
+def _answers():
+    """What states an answer: the rubric items of RUBRICS.md, the "checks" column of TEACHING's exercise
+    table, and every output of a solutions notebook's answer and tests cells that its student notebook
+    does not also show (texts and images); as {what: where it comes from}."""
+    found = {}
+    for line in (ROOT / "docs" / "RUBRICS.md").read_text(encoding="utf-8").splitlines():
+        m = re.match(r"^- [\d.]+: (.{30,})", line)
+        if m:
+            found[_plain_text(m.group(1))[:60]] = "RUBRICS.md"
+    teaching = (ROOT / "docs" / "TEACHING.md").read_text(encoding="utf-8")
+    for row in re.findall(r"^\| (\d\d\.\d+) \|(.*)\|$", teaching, re.M):
+        checks = row[1].split(" | ")[4]
+        if not checks.startswith("no: "):
+            found[_plain_text(checks)[:60]] = f"TEACHING.md, {row[0]}"
+    for solved in sorted((ROOT / "notebooks" / "solutions").glob("0*.ipynb")):
+        student = nbformat.read(ROOT / "notebooks" / solved.name, as_version=4)
+        shown = set()
+        for cell in student.cells:
+            for out in cell.get("outputs", []):
+                shown |= set(_output_pieces(out))
+        for cell in nbformat.read(solved, as_version=4).cells:
+            if "nbgrader" not in cell.metadata:
+                continue
+            for out in cell.get("outputs", []):
+                for piece in _output_pieces(out):
+                    if piece not in shown:
+                        found[piece] = f"{solved.name}, cell {cell.metadata['nbgrader']['grade_id']}"
+    return found
+
+
+def _output_pieces(out):
+    """The lines of an output's text (of 8 characters or more, one space) and its images' data."""
+    pieces = []
+    text = out.get("text", "") if out.output_type == "stream" else out.get("data", {}).get("text/plain", "")
+    for line in "".join(text).splitlines():
+        line = " ".join(line.split())
+        if len(line) >= 8:
+            pieces.append(line)
+    for kind in ("image/png", "image/jpeg", "image/svg+xml"):
+        if kind in out.get("data", {}):
+            pieces.append("".join(out.data[kind]).replace("\n", "")[:200])
+    return pieces
+
+
+@pytest.fixture(scope="module")
+def student_site(tmp_path_factory):
+    out = tmp_path_factory.mktemp("book") / "student"
+    build_book(out, root=ROOT)
+    return out
+
+
+@pytest.mark.slow
+def test_the_student_edition_states_no_answer(student_site, site):
+    """No rubric, no line of TEACHING's "checks" column, no solved notebook and no output of a solution's
+    answer or tests cell that the student notebook does not show; the instructors' edition has them all."""
+    from bs4 import BeautifulSoup
+
+    answers = _answers()
+    assert len([w for w in answers.values() if w == "RUBRICS.md"]) > 20
+    assert any(w.startswith("TEACHING.md") for w in answers.values())
+    assert sum(".ipynb" in w for w in answers.values()) > 20
+    for edition, folder in (("student", student_site), ("instructors", site)):
+        texts, raw = [], []
+        for page in sorted(folder.rglob("*.html")):
+            if "_static" in page.parts:
+                continue
+            body = page.read_text(encoding="utf-8")
+            raw.append(body)
+            texts.append(_plain_text(BeautifulSoup(body, features="html.parser").get_text(" ")))
+        texts, raw = "\n".join(texts), "\n".join(raw)
+        present = {a: w for a, w in answers.items() if a in texts or _plain_text(a) in texts or a in raw}
+        if edition == "student":
+            assert not present, f"the student edition shows answers: {list(present.items())[:5]}"
+            assert not (folder / "notebooks" / "solutions").exists()
+            assert not any((folder / "docs" / f"{d}.html").exists() for d in INSTRUCTOR_DOCS)
+            assert "Working the exercises" in texts
+        else:
+            assert len(present) > 0.9 * len(answers), sorted(set(answers) - set(present))[:10]
 
 
 # --------------------------------------------------------------------------

@@ -56,6 +56,7 @@ NOT_DEPENDENCIES = {
     "jupyter_server_mathjax": "the book: the extra 'book'",
     "jinja2": "the book, through nbconvert",
     "bs4": "the book, through nbconvert",
+    "nbgrader": "the nbgrader course (kmt_ref.course, imported by its nbgrader_config.py): the extra 'grading'",
 }
 
 

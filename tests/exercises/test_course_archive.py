@@ -1,4 +1,5 @@
-"""The course archive of docs/TEACHING.md holds what the student notebooks read, and notebook 05's §7 runs from it.
+"""The course archive of docs/TEACHING.md holds what the student notebooks read and link to, and notebook 05's §7
+runs from it.
 
 The archive is built exactly as TEACHING.md's recipe says (its ``git archive`` command, with the output
 moved into tmp_path), from HEAD: so these tests check the committed state.
@@ -159,3 +160,22 @@ def test_every_path_a_notebook_module_holds_is_inside_the_package():
                 found += 1
                 assert package in value.resolve().parents, f"{name}.{attr} = {value} lies outside the package"
     assert found >= 3   # the models folder, the validation draw, the binary codes' cost
+
+
+@needs_git
+def test_the_archive_ships_the_pages_the_notebooks_link_to_and_no_answer(course):
+    """Every page and figure the student notebooks reach by their links (kmt_ref.course.student_files) is in the
+    archive, every relative link of its notebooks and of those pages resolves inside it (file and anchor), and
+    neither docs/TEACHING.md nor docs/RUBRICS.md nor a solutions notebook is in it."""
+    from kmt_ref.course import INSTRUCTOR_DOCS, dead_links, student_files
+
+    wanted = student_files()
+    assert "docs/SPEC.md" in wanted and "docs/EXERCISES.md" in wanted
+    missing = [rel for rel in wanted if not (course / rel).is_file()]
+    assert missing == [], f"the course archive of docs/TEACHING.md leaves out {missing}"
+    for rel in INSTRUCTOR_DOCS:
+        assert not (course / rel).exists(), rel
+    assert not (course / "notebooks" / "solutions").exists()
+    notebooks = sorted((course / "notebooks").glob("0*.ipynb"))
+    assert len(notebooks) == 5
+    assert dead_links(course, notebooks + [course / rel for rel in wanted if rel.endswith(".md")]) == []

@@ -1,0 +1,418 @@
+"""The course for nbgrader: ``python -m kmt_ref course DIR`` and ``python -m kmt_ref feedback DIR``.
+
+``course DIR`` writes an nbgrader course directory (docs/TEACHING.md walks through its use):
+
+- ``DIR/nbgrader_config.py``: the stubs of ``tools/make_notebook.py`` (so that ``nbgrader generate_assignment``
+  releases the student notebook, cell for cell), a cell timeout long enough for notebook 04's training, and the
+  release's preprocessors (:func:`release_preprocessors`): nbgrader's, except that its ``ClearOutput``, which
+  clears every output, is replaced by :func:`clear_answer_outputs`, which clears only the outputs of the
+  answer cells and the tests cells (they show the solutions' values) and keeps the figures, animations and
+  tables of every other cell;
+- ``DIR/source/unitN/<notebook>.ipynb`` for each unit N (:data:`UNITS`): the solutions notebook, the outputs of
+  its ungraded cells taken from the student notebook (so that the release shows what the student notebook
+  shows, ``report``'s ``0/N passed`` included), and its relative links rewritten for the assignment's folder
+  (:func:`rewrite_links`);
+- beside each notebook, the files its links reach (:func:`linked_files`: the pages of ``docs/`` it links to,
+  the pages and figures these link to, and so on), at their paths in the repository, so that every link of
+  the release resolves in the folder a student receives. ``docs/TEACHING.md`` and ``docs/RUBRICS.md``
+  state answers and are never copied (a link to them keeps its text and loses its target).
+
+``feedback DIR`` makes the feedback pages ``nbgrader generate_feedback`` wrote under ``DIR/feedback/`` read
+offline (:func:`offline_feedback`): MathJax 2.7 from the ``jupyter-server-mathjax`` package, in a
+``_static/mathjax`` folder beside the pages of each student's assignment (the parts MathJax loads for the
+site's configuration, about 3 MB), instead of a CDN; no CDN stylesheet (font-awesome); long output lines
+wrapped instead of cut off at the right. Each ``feedback/<student>/<assignment>/`` folder is then
+self-contained: return it whole.
+
+An existing ``DIR`` must be empty or a course this command wrote (its marker file ``.kmt_ref_course``); it
+is then updated in place: ``nbgrader_config.py`` and ``source/`` are written again, and everything nbgrader
+wrote (``release/``, ``submitted/``, ``autograded/``, ``feedback/``, ``gradebook.db``) is kept.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shutil
+import time
+from pathlib import Path
+
+__all__ = ["UNITS", "INSTRUCTOR_DOCS", "clear_answer_outputs", "linked_files", "offline_feedback",
+           "release_preprocessors", "dead_links", "rewrite_links", "student_files", "write_course", "register"]
+
+#: assignment name -> notebook number: one nbgrader assignment per unit of docs/TEACHING.md's syllabus
+UNITS = {f"unit{int(n)}": n for n in ("01", "02", "03", "04", "05")}
+
+#: the pages that state answers: never copied into a course's release or the course archive
+INSTRUCTOR_DOCS = ("docs/TEACHING.md", "docs/RUBRICS.md")
+
+#: the marker file of a course directory written by ``course``
+MARKER = ".kmt_ref_course"
+
+#: the student pages the course archive ships besides what the notebooks link to
+STUDENT_PAGES = ("docs/GLOSSARY.md", "docs/EXERCISES.md")
+
+#: a markdown link or image: ``[text](target)`` / ``![alt](target)``
+LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)")
+_SCHEME = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//|#)")
+
+CONFIG = '''\
+# nbgrader_config.py of the kmt_ref course (written by python -m kmt_ref course; docs/TEACHING.md)
+from kmt_ref.course import release_preprocessors
+
+c = get_config()
+c.ClearSolutions.code_stub = {{"python": {code_stub!r}}}
+c.ClearSolutions.text_stub = {text_stub!r}
+c.Execute.timeout = 600  # seconds per cell; nbgrader's default of 30 is too short for notebook 04's training runs
+# the release keeps the figures and animations; only the answer and tests cells lose their outputs
+c.GenerateAssignment.preprocessors = release_preprocessors()
+'''
+
+#: the stubs the student notebook has in place of the solutions (tools/make_notebook.py's CODE_STUB, TEXT_STUB)
+CODE_STUB, TEXT_STUB = "# your code: it sets `answer`", "*Your answer here.*"
+
+
+# --------------------------------------------------------------------------
+# The release's preprocessors (imported by nbgrader_config.py)
+# --------------------------------------------------------------------------
+def clear_answer_outputs():
+    """The preprocessor class ``ClearAnswerOutputs``: clears the outputs and execution counts of the cells that
+    carry nbgrader metadata of a graded or solution cell (the answer cells and the tests cells), keeps the rest."""
+    from nbgrader.preprocessors import NbGraderPreprocessor
+
+    class ClearAnswerOutputs(NbGraderPreprocessor):
+        """Clear the outputs of answer and tests cells only (nbgrader's ClearOutput clears them all)."""
+
+        def preprocess_cell(self, cell, resources, index):
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and (meta.get("solution") or meta.get("grade")):
+                cell.outputs = []
+                cell.execution_count = None
+            return cell, resources
+
+    return ClearAnswerOutputs
+
+
+def release_preprocessors():
+    """nbgrader's ``GenerateAssignment.preprocessors`` with ``ClearOutput`` replaced by :func:`clear_answer_outputs`."""
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.preprocessors import ClearOutput
+
+    default = GenerateAssignment.class_traits()["preprocessors"].default()
+    if ClearOutput not in default:
+        raise RuntimeError("this nbgrader's generate_assignment has no ClearOutput step to replace")
+    keep = clear_answer_outputs()
+    return [keep if p is ClearOutput else p for p in default]
+
+
+# --------------------------------------------------------------------------
+# Links
+# --------------------------------------------------------------------------
+def _targets(text, where):
+    """(match, repository path, fragment) of the relative links of markdown ``text`` read at ``where``."""
+    for m in LINK.finditer(text):
+        url = m.group(3)
+        if _SCHEME.match(url):
+            continue
+        path, _, frag = url.partition("#")
+        yield m, posixpath.normpath(posixpath.join(posixpath.dirname(where), path)), frag
+
+
+def linked_files(root, starts):
+    """The repository files (relative, POSIX) reached by following relative links from the files ``starts``
+    (markdown files and notebooks, relative): every file linked to, and recursively the links of the markdown
+    files among them; :data:`INSTRUCTOR_DOCS` are never followed. ``starts`` themselves are left out."""
+    import nbformat
+
+    root = Path(root)
+    found, todo = set(), list(starts)
+    while todo:
+        rel = todo.pop()
+        if rel.endswith(".ipynb"):
+            nb = nbformat.read(root / rel, as_version=4)
+            text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        elif rel.endswith(".md"):
+            text = (root / rel).read_text(encoding="utf-8")
+        else:
+            continue
+        for _, target, _ in _targets(text, rel):
+            if target in INSTRUCTOR_DOCS or target in found or target in starts:
+                continue
+            if target.startswith("../") or not (root / target).is_file():
+                raise ValueError(f"{rel} links to {target!r}, which is not a file of the repository")
+            found.add(target)
+            todo.append(target)
+    return found
+
+
+def student_files(root=None):
+    """The pages and figures of the course archive besides the package and the notebooks: what the student
+    notebooks link to (:func:`linked_files`), :data:`STUDENT_PAGES` and what they link to."""
+    from .book import checkout_root
+
+    root = checkout_root(root)
+    notebooks = [p.relative_to(root).as_posix() for p in sorted((root / "notebooks").glob("0*.ipynb"))]
+    return sorted(linked_files(root, notebooks + list(STUDENT_PAGES)) | set(STUDENT_PAGES))
+
+
+def rewrite_links(text, where):
+    """Markdown ``text``, read at repository path ``where``, with each relative link rewritten for the top of an
+    assignment's folder, where the notebook is stored and the files it links to keep their repository paths:
+    ``../docs/SPEC.md#x`` in a notebook of ``notebooks/`` becomes ``docs/SPEC.md#x``. A link to one of
+    :data:`INSTRUCTOR_DOCS` keeps its text and loses its target."""
+    out, last = [], 0
+    for m, target, frag in _targets(text, where):
+        out.append(text[last:m.start()])
+        if target in INSTRUCTOR_DOCS:
+            out.append(m.group(2))
+        else:
+            url = target + (f"#{frag}" if frag else "")
+            out.append(f"{m.group(1)}[{m.group(2)}]({url})")
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _anchors(path):
+    """The anchors of a markdown page (GitHub's, as kmt_ref.book writes them) or of a notebook's headings."""
+    import nbformat as nbf
+
+    from .book import github_slug
+
+    if path.suffix == ".ipynb":
+        text = "\n".join(c.source for c in nbf.read(path, as_version=4).cells if c.cell_type == "markdown")
+    else:
+        text = path.read_text(encoding="utf-8")
+    text = re.sub(r"```.*?```", "", text, flags=re.S)  # a "# comment" in a code block is no heading
+    seen = {}
+    return {github_slug(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", re.sub(r"[*`]", "", m)), seen)
+            for m in re.findall(r"^#{1,6} (.*)$", text, re.M)}
+
+
+def dead_links(folder, files):
+    """The relative links of ``files`` (notebooks and markdown pages under ``folder``) that do not resolve to a
+    file under ``folder`` (and to an anchor of it, when they name one); also follows the pages they reach."""
+    import nbformat
+
+    bad, todo, done = [], list(files), set()
+    folder = Path(folder).resolve()
+    while todo:
+        path = Path(todo.pop()).resolve()
+        if path in done or path.suffix not in (".md", ".ipynb"):
+            continue
+        done.add(path)
+        text = ("\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+                if path.suffix == ".ipynb" else path.read_text(encoding="utf-8"))
+        for url in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)", url):
+                continue
+            rel, _, frag = url.partition("#")
+            target = (path.parent / rel).resolve() if rel else path
+            where = f"{path.relative_to(folder)}: {url}"
+            if folder not in target.parents or not target.is_file():
+                bad.append(where)
+            elif frag and frag not in _anchors(target):
+                bad.append(where + " (no such anchor)")
+            else:
+                todo.append(target)
+    return bad
+
+
+# --------------------------------------------------------------------------
+# The course directory
+# --------------------------------------------------------------------------
+def course_notebook(root, stem):
+    """The nbgrader source of notebook ``stem``: the solutions notebook, its ungraded cells' outputs and
+    markdown taken from the student notebook, every relative link rewritten for the assignment's folder."""
+    import nbformat
+
+    root = Path(root)
+    solved = nbformat.read(root / "notebooks" / "solutions" / f"{stem}.ipynb", as_version=4)
+    student = nbformat.read(root / "notebooks" / f"{stem}.ipynb", as_version=4)
+    if [c.cell_type for c in solved.cells] != [c.cell_type for c in student.cells]:
+        raise ValueError(f"notebooks/{stem}.ipynb and its solutions do not have the same cells: rebuild them "
+                         f"with tools/make_notebook.py")
+    for mine, theirs in zip(solved.cells, student.cells):
+        if "nbgrader" in mine.metadata:
+            continue
+        if mine.cell_type == "code":
+            mine.outputs, mine.execution_count = theirs.outputs, theirs.execution_count
+        else:
+            mine.source = theirs.source  # written for notebooks/, as the graded cells are
+    for cell in solved.cells:
+        if cell.cell_type == "markdown":
+            cell.source = rewrite_links(cell.source, f"notebooks/{stem}.ipynb")
+    return solved
+
+
+def _check_dir(out, name):
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{name}={str(out)!r} is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ValueError(f"{name}={str(out)!r} is a folder that is not empty and not a kmt_ref course "
+                         f"(no {MARKER} in it): choose a new or empty folder")
+
+
+def write_course(out, *, units=None, root=None):
+    """Write the nbgrader course directory ``out``; return the assignments written (``["unit1", ...]``).
+
+    Parameters
+    ----------
+    out : str or Path
+        The course's folder: new, empty, or a course written before (updated; nbgrader's own files are kept).
+    units : list of str, optional
+        The assignments to write (keys of :data:`UNITS`); default all five.
+    root : str or Path, optional
+        The kmt_ref checkout to read; default the one the package was installed from.
+    """
+    import nbformat
+
+    from .book import checkout_root
+    from .exercises import NOTEBOOKS
+
+    root = checkout_root(root)
+    units = list(UNITS) if units is None else list(units)
+    bad = [u for u in units if u not in UNITS]
+    if bad:
+        raise ValueError(f"units={bad!r}: the assignments are {', '.join(UNITS)}")
+    _check_dir(out, "out")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "nbgrader_config.py").write_text(CONFIG.format(code_stub=CODE_STUB, text_stub=TEXT_STUB),
+                                            encoding="utf-8")
+    for unit in units:
+        stem = NOTEBOOKS[UNITS[unit]]
+        folder = out / "source" / unit
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        nbformat.write(course_notebook(root, stem), folder / f"{stem}.ipynb")
+        for rel in sorted(linked_files(root, [f"notebooks/{stem}.ipynb"])):
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / rel, folder / rel)
+    (out / MARKER).write_text(json.dumps({"units": sorted(set(units) | _units_of(out))}), encoding="utf-8")
+    return units
+
+
+def _units_of(out):
+    return {p.name for p in (Path(out) / "source").iterdir() if p.is_dir()} if (Path(out) / "source").is_dir() else set()
+
+
+# --------------------------------------------------------------------------
+# Offline feedback
+# --------------------------------------------------------------------------
+#: what of MathJax 2.7 the feedback pages leave out (not loaded with their configuration): other languages,
+#: the accessibility extensions, the SVG output and the fonts other than STIX-Web
+MATHJAX_SKIP = ("localization", "extensions/a11y", "jax/output/SVG", "unpacked")
+
+#: the marker comment of a page made offline
+OFFLINE = "<!-- kmt_ref: offline -->"
+
+#: what a feedback page gets in its head: the site's MathJax settings, and long output lines wrapped
+HEAD = """{marker}
+<script type="text/x-mathjax-config">
+MathJax.Hub.Config({{tex2jax: {{inlineMath: [['$','$'], ['\\\\(','\\\\)']], displayMath: [['$$','$$'], ['\\\\[','\\\\]']],
+                             processEscapes: true, processEnvironments: true}},
+                    "HTML-CSS": {{availableFonts: [], preferredFont: null, webFont: "STIX-Web", imageFont: null}},
+                    MathMenu: {{showFontMenu: false}}}});
+MathJax.Hub.Register.StartupHook("HTML-CSS Jax Ready", function () {{
+  MathJax.OutputJax["HTML-CSS"].webFontDefault = "serif";
+}});
+</script>
+<script src="{src}"></script>
+<style>
+div.output_area pre, div.output_subarea pre, div.output_text pre {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+div.input_area pre {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+.MJX_Assistive_MathML * {{ font-family: serif !important; }}
+</style>
+"""
+
+
+def _mathjax_copy(dest):
+    from .book import MATHJAX_CONFIG, mathjax_folder  # noqa: F401  (mathjax_folder checks the packages)
+
+    source = mathjax_folder()
+
+    def ignore(folder, names):
+        rel = Path(folder).relative_to(source).as_posix()
+        skip = {n for n in names if posixpath.normpath(posixpath.join(rel, n)) in MATHJAX_SKIP}
+        if rel == "fonts/HTML-CSS" or rel == "jax/output/HTML-CSS/fonts":
+            skip |= {n for n in names if n != "STIX-Web"}
+        return skip
+
+    if not (dest / "MathJax.js").is_file():
+        shutil.copytree(source, dest, ignore=ignore, dirs_exist_ok=True)
+
+
+def offline_feedback(course):
+    """Make every page under ``course/feedback/`` read offline (see the module's docstring); return the pages.
+
+    A page already made offline is left as it is, so the command can run again after ``generate_feedback``.
+    """
+    from bs4 import BeautifulSoup
+
+    from .book import MATHJAX_CONFIG
+
+    course = Path(course)
+    folder = course / "feedback"
+    if not folder.is_dir():
+        raise ValueError(f"{str(course)!r} has no feedback/ folder: run nbgrader generate_feedback there first")
+    pages = sorted(folder.glob("*/*/*.html"))
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        _mathjax_copy(page.parent / "_static" / "mathjax")
+        if OFFLINE in text:
+            continue
+        soup = BeautifulSoup(text, features="html.parser")
+        for tag in soup.find_all("script", src=True):
+            if _SCHEME.match(tag["src"]):
+                tag.decompose()  # the CDN MathJax (replaced below); nbgrader's page needs no other script
+        for tag in soup.find_all("script"):
+            if tag.get("type") == "text/x-mathjax-config":
+                tag.decompose()
+        for tag in soup.find_all("link", href=True):
+            if _SCHEME.match(tag["href"]):
+                tag.decompose()  # font-awesome: the page's icons are decoration
+        head = BeautifulSoup(HEAD.format(marker=OFFLINE, src=f"_static/mathjax/MathJax.js?config={MATHJAX_CONFIG}"),
+                             features="html.parser")
+        soup.head.append(head)
+        page.write_text(str(soup), encoding="utf-8")
+    return pages
+
+
+# --------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------
+def _course_command(args):
+    start = time.perf_counter()
+    units = write_course(args.dir, units=args.units, root=args.root)
+    print(f"wrote the nbgrader course {args.dir} ({', '.join(units)}) in {time.perf_counter() - start:.1f} s; "
+          f"next, in it: nbgrader generate_assignment {units[0]}")
+    return 0
+
+
+def _feedback_command(args):
+    pages = offline_feedback(args.dir)
+    print(f"made {len(pages)} feedback pages under {Path(args.dir) / 'feedback'} read offline")
+    return 0
+
+
+def register(subparsers):
+    """Add ``course`` and ``feedback`` to ``python -m kmt_ref``."""
+    p = subparsers.add_parser(
+        "course", help="an nbgrader course directory: its config and one assignment per unit",
+        description="Write an nbgrader course directory: nbgrader_config.py, and source/unitN/ with notebook N's "
+                    "solutions and the docs it links to (docs/TEACHING.md, 'With nbgrader').")
+    p.add_argument("dir", metavar="DIR", help="the course's folder: new, empty, or a course written before")
+    p.add_argument("--units", nargs="+", choices=list(UNITS), default=None, metavar="UNIT",
+                   help=f"the assignments to write (default all: {' '.join(UNITS)})")
+    p.add_argument("--root", default=None, metavar="PATH",
+                   help="the kmt_ref checkout to read; default: the checkout the package was installed from")
+    p.set_defaults(func=_course_command)
+    f = subparsers.add_parser(
+        "feedback", help="make the feedback pages of an nbgrader course read offline",
+        description="Make the pages nbgrader generate_feedback wrote in DIR/feedback/ read offline (MathJax "
+                    "beside them, no CDN) and wrap their long output lines.")
+    f.add_argument("dir", metavar="DIR", help="the nbgrader course directory")
+    f.set_defaults(func=_feedback_command)
