@@ -260,6 +260,14 @@ def _raiser(fn):
     return namespace[fn.__name__].__code__
 
 
+def _checker_caches():
+    """The module-level dicts of the checkers' modules whose names start with one ``_`` (their caches of answers)."""
+    return [v for modname, module in list(sys.modules.items())
+            if modname.startswith("kmt_ref.exercises.nb") and module is not None
+            for name, v in vars(module).items()
+            if name.startswith("_") and not name.startswith("__") and type(v) is dict]
+
+
 def _exercise_functions():
     """Every plain function of the checkers' modules ``kmt_ref.exercises.nb01`` ... (what computes the answers)."""
     out = []
@@ -278,8 +286,9 @@ def _name_of(fn):
 def forbidden(functions):
     """While the block runs, every function of ``functions`` raises :class:`ForbiddenCall` when called,
     however it was imported (its code object is swapped, so every name bound to it sees the change);
-    and a call of its original code by any other route (a function object built from it beforehand)
-    is recorded too, by a trace function that sees every Python call in this thread and its threads."""
+    a call of its original code by any other route (a function object built from it beforehand, or its
+    code put back) is recorded too, by a trace function that sees every Python call in this thread and
+    the threads it starts; and the checkers' caches (:func:`_checker_caches`) are empty."""
     functions = list(dict.fromkeys(functions))  # each function once
     originals = {fn.__code__: _name_of(fn) for fn in functions}
     previous, previous_threads = sys.gettrace(), threading.gettrace() if hasattr(threading, "gettrace") else None
@@ -290,8 +299,10 @@ def forbidden(functions):
             _RUNNING["called"].append(name)
         return previous(frame, event, arg) if previous is not None else None
 
-    saved = []
+    saved, caches = [], [(cache, dict(cache)) for cache in _checker_caches()]
     try:
+        for cache, _ in caches:  # emptied, so that a student's function cannot read an answer the checker holds
+            cache.clear()
         for fn in functions:
             code = _raiser(fn)
             if code is not None:
@@ -305,6 +316,9 @@ def forbidden(functions):
         threading.settrace(previous_threads)
         for fn, code in saved:
             fn.__code__ = code
+        for cache, content in caches:
+            cache.clear()
+            cache.update(content)
 
 
 def call_answer(fn, *args):
@@ -322,7 +336,7 @@ def call_answer(fn, *args):
     try:
         with forbidden(banned):
             out = fn(*args)
-    except Exception as err:  # noqa: BLE001 (a student's function may raise anything)
+    except (Exception, SystemExit) as err:  # noqa: BLE001 (a student's function may raise anything)
         if not _RUNNING["called"]:
             raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None
         out = None

@@ -222,10 +222,9 @@ def _c3(answer):
                  (binary_transformer(X, C0, 1, tie="average", empty="nearest_code").centers[1],
                   f"on {name}: these are the binary codes' centers; the exercise asks for scalar codes 0, ..., "
                   "k-1 in one row")]
-        got = call_answer(answer, X.copy(), C0.copy())
-        got = as_array(got, want.shape, f"the centers on {name}, shape (d, k)")
+        got = call_answer(answer, X.copy(), C0.copy())  # as it is: expect_value reads its shape and dtype
         # means of a few points of unit scale (or integers up to 101): rounding ~1e-14 at most
-        expect_value(got, want, atol=1e-12, what=f"the centers on {name}",
+        expect_value(got, want, atol=1e-12, what=f"the centers on {name} (shape (d, k))",
                      wrong=[(w, h) for w, h in wrong if not np.allclose(w, want, rtol=0, atol=1e-12)],
                      hint=f"on {name}: not the centers of one scalar-code layer: which points score block 3's "
                           "maximum against center j's code j, when the tied points carry the mean of their codes?")

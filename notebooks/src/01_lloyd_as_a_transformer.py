@@ -521,8 +521,10 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 # hint (it never prints the answer). `answer = None` means "not attempted yet". The last cell counts
 # what you have passed. Where the answer is a function, `check` calls it on inputs the notebook never shows
 # (other sizes and dimensions, a point tied between two centers, a duplicate point, an empty cluster), and
-# while it runs the library functions that would compute the answer for you raise an error: each exercise
-# names them. Tools you will need beyond the ones imported above:
+# while it runs the library functions that would compute the answer for you raise an error. In this
+# notebook those are the **layer functions**: `kmeans_transformer`, `run_layers`, `layer_forward`,
+# `attention`, `soft_kmeans` and the kernels they call (`fast_layer_forward`, `attention_scores`); 01.8
+# adds `softmax`. Tools you will need beyond the ones imported above:
 # `with_block(layer, name, **changes)` (a copy of a layer description with one block changed) and
 # `lloyd_step(X, C)` (one Lloyd iteration: `(C_new, labels)`).
 
@@ -537,7 +539,7 @@ from kmt_ref.core.tokens import with_block
 # tokens, shape `(d_emb, n)`, and the center tokens, shape `(d_emb, k)`, that one layer of Theorem 2.1
 # (with the project's flag row) outputs when it starts from `emb.embed_points(X)` and
 # `emb.embed_centers(C)`, for any `d`, `n` and `k`. Build them with NumPy and `lloyd_step`: your function
-# may not call `layer_forward`, `run_layers`, `kmeans_transformer` or `attention`. Return float64 arrays.
+# may not call the layer functions. Return float64 arrays.
 # `answer` is the function.
 
 # %%
@@ -672,8 +674,7 @@ check("01.3", answer)
 # (the weights of section 7's example). (a) What is block 3's score (γ left out) of center $j$
 # against its own token without the flag, and against its members? (b) Write a function `flagless_centers(X, C)`
 # that returns the centers after **one** flagless layer, shape `(d, k)`, for any `X` and `C`, computed with
-# `lloyd_step` and NumPy only: it may not call `run_layers`, `layer_forward`, `kmeans_transformer` or
-# `attention`. Compare it, outside the function, with
+# `lloyd_step` and NumPy only: it may not call the layer functions. Compare it, outside the function, with
 # `run_layers(X, params_nf, lloyd_layer(), emb_e, C, 1)`. `answer` is the function. (c) Run both
 # examples of this notebook (section 1's toy example, section 7's) for 4 flagless layers: does
 # either still match Lloyd's algorithm?
@@ -721,8 +722,7 @@ check("01.4", answer)
 # The authors' block 3 (`center_update="linear"`) is normalized linear attention: scores
 # $e_j \cdot y_i$, divided by their sum over the points. (a) Write `soft_means(X, C, gamma)`: the centers
 # after **one** layer with block 1 at a finite `gamma` and the linear center update, shape `(d, k)`,
-# computed with `assign` and NumPy (it may not call `kmeans_transformer`, `run_layers`, `layer_forward` or
-# `attention`). `answer` is the function. (b) Over 4 layers on the toy example,
+# computed with `assign` and NumPy (it may not call the layer functions). `answer` is the function. (b) Over 4 layers on the toy example,
 # measure max |ΔC| against Lloyd's centers for `kmeans_transformer(X, C0, 4, gamma=10., center_update="linear")`
 # and for `gamma=np.inf` with `gamma_update` = 0.1, 1, 10. "The linear update gives Lloyd's means at
 # any γ": for which of the two temperatures is that true, and why?
@@ -763,8 +763,8 @@ check("01.5", answer)
 #
 # Write `reset_output(X, Y, gamma_reset)`: what block 2 writes into the $y$ rows of the points when it
 # runs at a finite `gamma_reset` (softmax over the keys of $-\gamma\|x_l - x_i\|^2$), shape `(k, n)`,
-# for any `X` and any `Y` of shape `(k, n)`, computed with `assign` and NumPy (it may not call `attention`,
-# `layer_forward`, `run_layers` or `kmeans_transformer`). `answer` is the function. Then run
+# for any `X` and any `Y` of shape `(k, n)`, computed with `assign` and NumPy (it may not call the layer
+# functions). `answer` is the function. Then run
 # `kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50., record=True)`: how many columns of $Y$
 # are exactly one-hot after each layer, and in which layer do the labels first differ from Lloyd's?
 # Why is layer 1 still exact, and why does the authors' validation run blocks 2 and 4 as exact
@@ -871,8 +871,8 @@ check("01.7", answer)
 #
 # Write `n_one_hot(X, C, gamma)`: the number of points whose column of $Y$ is **exactly** one-hot in
 # float64 after the first layer at inverse temperature `gamma`, for any `X` and `C`, predicted with `assign`
-# and NumPy only, from the threshold of section 8: your function may not call `kmeans_transformer`,
-# `run_layers`, `layer_forward`, `attention` or `softmax`. `answer` is the function. Check your prediction,
+# and NumPy only, from the threshold of section 8: your function may not call the layer functions or
+# `softmax`. `answer` is the function. Check your prediction,
 # outside the function, for γ = 10⁴ on `kmt_ref.data.validation_data()` against
 # `kmeans_transformer(X, C0, 1, gamma=1e4).one_hot[0]`. Why is the threshold what it is?
 

@@ -232,7 +232,19 @@ def _one_hot_by_softmax(X, C, g):
     return int(np.sum(np.sum(W == 0, axis=0) == C.shape[1] - 1))
 
 
-SHORTCUTS = [("01.1", _layer_tokens, "layer_forward"), ("01.1", _layer_tokens_or_mine, "layer_forward"),
+def _soft_kmeans_centers(X, C, g):  # soft k-means from kmt_ref: one layer with a soft block 1
+    from kmt_ref.algorithms.soft import soft_kmeans
+    return soft_kmeans(X, C, 1, g).centers[1]
+
+
+def _kernel_reset(X, Y, g):  # the exact path's softmax kernel of block 2
+    from kmt_ref.core.exact.layer import _euclidean_softmax
+    W, _ = _euclidean_softmax(X, X, 1.0, g)
+    return -Y @ W
+
+
+SHORTCUTS = [("01.5", _soft_kmeans_centers, "soft_kmeans"), ("01.6", _kernel_reset, "_euclidean_softmax"),
+             ("01.1", _layer_tokens, "layer_forward"), ("01.1", _layer_tokens_or_mine, "layer_forward"),
              ("01.4", _flagless_layer, "run_layers"), ("01.5", _linear_layer, "kmeans_transformer"),
              ("01.6", _attention_reset, "attention"), ("01.7", nb01.bisect_gamma, "nb01.bisect_gamma"),
              ("01.8", _one_hot_of_the_layer, "kmeans_transformer"),

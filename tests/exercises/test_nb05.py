@@ -282,3 +282,9 @@ def test_every_check_is_quick():
         t0 = time.perf_counter()
         check(id, RIGHT[id], quiet=True)
         assert time.perf_counter() - t0 < 1.0, id
+
+
+def test_05_3_a_float32_answer_gets_a_hint_about_the_dtype(capsys):
+    assert not check("05.3", lambda X, C0: _scalar_layer(X, C0).astype(np.float32))
+    out = capsys.readouterr().out
+    assert "float32" in out and "right method" in out, out

@@ -350,3 +350,25 @@ def test_a_copy_of_a_forbidden_function_made_beforehand_is_caught(capsys):
         assert not check("01.1", shortcut)
         assert "your function calls layer_forward" in capsys.readouterr().out
     assert sys.gettrace() is None or sys.gettrace().__name__ != "tracer"  # the trace function is removed
+
+
+def test_a_student_function_cannot_read_or_leave_the_checkers_caches(capsys):
+    from kmt_ref.exercises import nb01
+
+    check("01.7", lambda *args: 0.0, quiet=True)  # fills the checker's cache of its bisections
+    assert nb01._GAMMA_STARS
+    cache = nb01._GAMMA_STARS  # bound before the check, as a student could
+    seen = []
+
+    def reader(X, C0, n_layers, lo, hi):
+        seen.append(dict(cache))
+        return lo
+
+    assert not check("01.7", reader, quiet=True)
+    assert seen and all(s == {} for s in seen) and nb01._GAMMA_STARS  # empty while it runs, restored after
+
+    def exits(*args):
+        sys.exit(1)
+
+    assert not check("01.7", exits)
+    assert "raised SystemExit" in capsys.readouterr().out
