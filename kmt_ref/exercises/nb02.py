@@ -12,6 +12,8 @@ The premises the exercises rest on, as measured (tests/exercises/test_nb02.py re
   larger ||c_j||^2; on centers of equal norm it moves none. On every input of the checker the
   largest and second-largest distinct scores of each point differ by more than 8e-4, with both
   keys, so rounding decides no label.
+- 02.2: with a norm row that still holds 4, Theorem 2.2's FFN leaves 4 + ||c||^2 = 11.78 in it for
+  c = (0.3, -1.2, 2.5); one ReQU unit per coordinate would leave 10.34.
 - 02.3: one ReQU unit per coordinate writes ||c||^2 for c >= 0 (a sum of d rounded squares),
   for d = 1, 2, 3, 5; on c = (-0.5, 1) it writes 1, not 1.25.
 - 02.4: with block 3's flag offset a, a center scores its members 1, its own token 1 - a, the
@@ -27,6 +29,9 @@ The premises the exercises rest on, as measured (tests/exercises/test_nb02.py re
 - 02.7: each of the checker's five inputs turns on one policy of spherical_kmeans (the lengths of
   the points, a tie between equal centers, an empty cluster, antipodal members): a step without
   that policy fails on it.
+- 02.8: for three unit vectors at 0, 120 and 240 degrees the float member sum is below 1e-15 but not 0,
+  spherical_kmeans returns a unit vector, and it does not turn with the data: rotated by 0.1, 0.3 and
+  1.0 rad, its turn misses the rotation by more than 5 degrees at one of them at least.
 """
 from __future__ import annotations
 
@@ -39,9 +44,10 @@ from ..algorithms.spherical import spherical_kmeans, spherical_kmeans_transforme
 from ..core.attention import attention, fast_layer_forward, layer_forward, requ
 from ..core.tokens import projector, run_layers
 from ..data import gaussian_blobs, toy_data
-from ._registry import Wrong, as_array, as_float, call_answer, exercise, expect, expect_value
+from ._registry import Wrong, as_array, as_float, call_answer, exercise, expect, expect_value, multiple_choice
 
-__all__ = ["SEPARATION_THRESHOLD", "SOFT_LAYERS", "min_separation", "separation_beta", "critical_beta"]
+__all__ = ["SEPARATION_THRESHOLD", "SOFT_LAYERS", "min_separation", "separation_beta", "critical_beta",
+           "requ_norm_row"]
 
 #: the functions that run Theorem 2.2's circuit (a student's function that is to compute a layer's result
 #: without the transformer may call none of them)
@@ -126,9 +132,54 @@ def _c021(answer):
 
 
 # ----------------------------------------------------------------------------- 02.2
-exercise("02.2", "Proof: why the norm trick and the ReQU norm are exact", kind="proof", difficulty=2, minutes=20,
-         objective="Prove that the dot score 2 x.c - ||c||^2 selects what -||x - c||^2 selects under any "
-                   "shift-invariant normalizer, and that two ReQU units per coordinate give ||c||^2 exactly")(None)
+#: 02.2 (2): a center with negative coordinates, and what its norm row holds before the FFN (block 4 not run)
+REQU_CENTER, STALE_NORM = np.array([0.3, -1.2, 2.5]), 4.0
+
+
+def requ_norm_row(c=REQU_CENTER, stale=STALE_NORM):
+    """What Theorem 2.2's FFN, z + W2 ReQU(W1 z), leaves in the norm row of center c's token when that row holds
+    ``stale`` (kmt_ref's weights for d = len(c))."""
+    params, emb = dot_product_weights(c.size, 1)
+    Z = emb.embed_centers(np.asarray(c, dtype=float)[:, None])  # (d_emb, 1)
+    Z[emb.rows("norm")] = stale
+    return float((Z + params["W2"] @ requ(params["W1"] @ Z))[emb.rows("norm")][0, 0])
+
+
+@exercise("02.2", "Proof: why the norm trick and the ReQU norm are exact", kind="proof", difficulty=2, minutes=20,
+          objective="Prove that the dot score 2 x.c - ||c||^2 selects what -||x - c||^2 selects under any "
+                    "shift-invariant normalizer, and that two ReQU units per coordinate give ||c||^2 exactly",
+          checks="a choice among four scores (which gives block 1 the Euclidean score's weights at every gamma), and "
+                 "what the FFN leaves in a norm row that still holds 4, for c = (0.3, -1.2, 2.5), to 4 significant "
+                 "digits (the proof is graded by reading)",
+          parts=("the score with the Euclidean weights", "the norm row after the FFN"))
+def _c022(answer, part):
+    expect(isinstance(answer, (tuple, list)) and len(answer) == 2,
+           "answer = (letter, value): the letter of the score, then the number in the norm row")
+    if part == 1:
+        multiple_choice(answer[0], "c", {
+            "a": "2 x.c differs from -||x - c||^2 by ||x||^2 + ||c||^2, and ||c_j||^2 changes from key to key: "
+                 "a shift must be the same for every key of a query",
+            "b": "a factor is not a shift: the doubled scores at gamma are the scores at 2 gamma, so the argmax "
+                 "agrees, but softmax's weights at a given gamma do not",
+            "d": "ReQU(c_p) = c_p^2 only for c_p >= 0: for a center with a negative coordinate the difference from "
+                 "the Euclidean score depends on the key",
+        })
+        return "right: the added -||x_i||^2 terms are the same for every key j, a shift that sigma ignores"
+    want = requ_norm_row()
+    c, stale = REQU_CENTER, STALE_NORM
+    expect_value(answer[1], want, what="the norm row", wrong=[
+        (float(c @ c), "that is ||c||^2, what the FFN adds: the block is a residual, z + W2 ReQU(W1 z), so what the "
+                       "row holds stays"),
+        (stale + float(np.sum(np.maximum(c, 0) ** 2)), "ReQU(z) = max(z, 0)^2 drops a negative coordinate: the unit "
+                                                       "ReQU(-c_p) carries it"),
+        (float(np.sum(np.maximum(c, 0) ** 2)), "ReQU(z) = max(z, 0)^2: which unit carries a negative coordinate? And "
+                                               "the block is a residual: what the row holds stays"),
+        (stale + float(c.sum() ** 2), "each unit squares one coordinate and W2 adds the squares: not the square of "
+                                      "the sum"),
+        (stale + float(np.abs(c).sum()), "ReQU squares its positive part"),
+    ], hint="not that: write the hidden vector W1 z = [c; -c], apply ReQU, let W2 add into the norm row, and add the "
+            "residual z")
+    return f"right: {stale:g} + ||c||^2 = {want:g}; block 4 clears the row, so in the circuit it holds ||c||^2"
 
 
 # ----------------------------------------------------------------------------- 02.3
@@ -403,9 +454,22 @@ def _c027(answer):
 
 
 # ----------------------------------------------------------------------------- 02.8
-exercise("02.8", "A cluster whose members cancel", kind="explore", difficulty=2, minutes=15,
-         objective="Recognize an ill-conditioned case: a direction computed from a sum that is zero in exact "
-                   "arithmetic is the direction of its rounding error")(None)
+@exercise("02.8", "A cluster whose members cancel", kind="explore", difficulty=2, minutes=15,
+          objective="Recognize an ill-conditioned case: a direction computed from a sum that is zero in exact "
+                    "arithmetic is the direction of its rounding error",
+          checks="a choice among four statements about what spherical_kmeans returns for three unit vectors at "
+                 "120 degrees (the explanation is graded by reading)")
+def _c028(answer):
+    multiple_choice(answer, "d", {
+        "a": "the zero-vector policy applies when the float sum is exactly 0: print the float sum of the three "
+             "vectors and the length of the center",
+        "b": "the old center is kept for a cluster without members; this one has three, and their float sum is "
+             "not exactly 0: print the center's angle",
+        "c": "rotate the three points by 0.1, 0.3 and 1.0 and print the center's angle each time: does it turn by "
+             "that much?",
+    })
+    return ("right: the center is the normalized rounding error of the member sum, a unit vector that carries no "
+            "information about the data")
 
 
 # ============================================================================= self-checks (quiz), one per section

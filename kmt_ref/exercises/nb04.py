@@ -21,6 +21,10 @@ re-measures them):
   does not depend on rounding.
 - 04.6: the committed models' weights are float32; the inverse temperatures
   computed in float32 and in float64 agree to a relative 5e-8 (tolerance 1e-6).
+- 04.2: a point with squared distances (1, 1.2, 3) has L_lambda - J = 0.05385 at lambda = 5
+  (soft_kmeans_loss), against the bound log(3)/5 = 0.2197; for k = 2, one point's lambda * gap is
+  u / (1 + e^u) at u = lambda (d_2 - d_1), at most 0.2785 (u = 1.2785), so 100 points at lambda = 10
+  reach 2.785 at most, 40 % of n log(2)/lambda = 6.931.
 - On the notebook's tasks (what the model answers quote): the mean gap is
   0.1381 at d = 4 and 0.2030 at d = 8; the s = 3 layer ends 0.0517 (d = 4) and
   0.1024 (d = 8) below Lloyd, by 0.3695 on the stuck tasks at d = 8 and
@@ -205,9 +209,76 @@ def _c041(answer, part):
 
 
 # ----------------------------------------------------------------------------- 04.2
-exercise("04.2", "The loss is an upper bound", kind="proof", difficulty=2, minutes=15,
-         objective="prove that the smoothed loss bounds the k-means objective within n log(k)/lambda, and say "
-                   "which points make the gap")(None)
+#: 04.2 (1): a point's squared distances to k = 3 centers, and lambda
+GAP_DISTANCES, GAP_LAMBDA = np.array([1.0, 1.2, 3.0]), 5.0
+#: 04.2 (2): the largest possible L_lambda - J for n points and k = 2 centers at lambda
+MAX_GAP_N, MAX_GAP_LAMBDA = 100, 10.0
+
+
+def point_gap(dist=GAP_DISTANCES, lam=GAP_LAMBDA):
+    """L_lambda - J of one point (at the origin of R^k) whose squared distances to the k centers are ``dist``,
+    by soft_kmeans_loss and batch_objective."""
+    from ..learning import batch_objective
+    X = np.zeros((1, dist.size, 1))
+    C = np.diag(np.sqrt(dist))[None]  # (1, k, k): center j on axis j, at squared distance dist_j
+    return float(soft_kmeans_loss(X, C, lam)[0] - batch_objective(X, C)[0])
+
+
+def largest_gap(n=MAX_GAP_N, lam=MAX_GAP_LAMBDA):
+    """The largest L_lambda - J over all data sets of n points and k = 2 centers: a point at u = lambda (d_2 - d_1)
+    has lambda * gap = u / (1 + e^u), largest where u = 1 + e^-u, and there it equals u - 1; every point can sit at
+    that u (on the level set of d_2 - d_1)."""
+    u = 1.0
+    for _ in range(200):  # a contraction (|derivative| = e^-u < 0.3)
+        u = 1.0 + np.exp(-u)
+    return n * (u - 1.0) / lam
+
+
+@exercise("04.2", "The loss is an upper bound", kind="proof", difficulty=2, minutes=15,
+          objective="prove that the smoothed loss bounds the k-means objective within n log(k)/lambda, and say "
+                    "which points make the gap",
+          checks="L_lambda - J of one point with squared distances (1, 1.2, 3) at lambda = 5, and the largest "
+                 "possible L_lambda - J for n = 100 points and k = 2 centers at lambda = 10, each to 4 significant "
+                 "digits (the proof is graded by reading)",
+          parts=("the gap of one point", "the largest gap for n = 100, k = 2"))
+def _c042(answer, part):
+    expect(isinstance(answer, (tuple, list)) and len(answer) == 2,
+           "answer = (gap of the point, largest gap): two numbers")
+    if part == 1:
+        d, lam = GAP_DISTANCES, GAP_LAMBDA
+        p = np.exp(-lam * (d - d.min()))
+        p /= p.sum()
+        entropy = float(-np.sum(p * np.log(p)))
+        q = np.exp(lam * (d - d.max()))
+        q /= q.sum()
+        expect_value(answer[0], point_gap(), what="the gap of the point", wrong=[
+            (np.log(d.size) / lam, "that is the bound log(k)/lambda: it needs H(p) = log k, and this point's p is far "
+                                   "from uniform"),
+            (entropy / lam, "H(p)/lambda bounds the gap; the gap itself is sum_j p_j d_j - d_min"),
+            (float(p @ d), "that is the point's share of L_lambda: subtract its share of J"),
+            (float(-np.log(np.sum(np.exp(-lam * d))) / lam - d.min()),
+             "that is the log-sum-exp soft minimum minus d_min, which lies below d_min: L_lambda weights the "
+             "distances by p"),
+            (float(d.mean() - d.min()), "the weights are p = softmax(-lambda d), not uniform"),
+            (float(q @ d - d.min()), "the nearest center gets the largest weight: p_j is proportional to "
+                                     "exp(-lambda d_j)"),
+        ], hint="not that: compute p = softmax(-lambda d) and the point's shares of L_lambda and of J")
+        return "right: sum_j p_j d_j - d_min, far below the bound log(3)/5 = 0.2197"
+    n, lam = MAX_GAP_N, MAX_GAP_LAMBDA
+    want = largest_gap()
+    per = want * lam / n  # the largest lambda * gap of one point
+    expect_value(answer[1], want, what="the largest gap", wrong=[
+        (n * np.log(2) / lam, "that is the bound n log(k)/lambda; it needs H(p) = log 2, equal distances, where the "
+                              "gap is 0: maximize one point's gap over the difference of its two distances"),
+        (want / n, "that is one point's largest gap; every one of the n points can have it"),
+        (per, "that is the largest lambda * gap of one point: divide by lambda and count the points"),
+        (n * per, "divide by lambda: the gap of a point is (1/lambda) sum_j p_j u_j"),
+        (n * (per + 1) / lam, "that is where the gap is largest, n u*/lambda with u* = lambda (d_2 - d_1); the "
+                              "question asks for the gap there"),
+    ], hint="not that: with u = lambda (d_2 - d_1) >= 0 one point's gap is (1/lambda) u e^-u / (1 + e^-u); "
+            "maximize it over u, then sum over the points")
+    return (f"right: {want:.4g}, {100 * want / (n * np.log(2) / lam):.0f} % of the bound n log(2)/lambda: a point "
+            "with one competitor gains at most 0.2785/lambda")
 
 
 # ----------------------------------------------------------------------------- 04.3
@@ -378,9 +449,22 @@ def _c046(answer, part):
 
 
 # ----------------------------------------------------------------------------- 04.7
-exercise("04.7", "The d-only ablation", kind="concept", difficulty=2, minutes=10,
-         objective="explain from the layer equations why the layer needs the one-hot scratch rows to do Lloyd's "
-                   "assignment step")(None)
+@exercise("04.7", "The d-only ablation", kind="concept", difficulty=2, minutes=10,
+          objective="explain from the layer equations why the layer needs the one-hot scratch rows to do Lloyd's "
+                    "assignment step",
+          checks="a choice among four statements about what block 3 of the d-only layer can compute for a center "
+                 "(the explanation is graded by reading)")
+def _c047(answer):
+    multiple_choice(answer, "b", {
+        "a": "block 3's softmax runs over the points, for one center at a time: nothing in its scores compares "
+             "c_j with the other centers, so it cannot tell whether another center is nearer to a point",
+        "c": "blocks 1 and 2 write into the data rows, the only rows there are: a point moved onto its center has "
+             "lost its own position, and block 3 then averages copies of c_j, not the members",
+        "d": "without scratch rows Q3 and K3 act on the data rows: the scores depend on x_i and c_j, so the "
+             "weights vary over the points",
+    })
+    return ("right: each center takes a kernel-weighted mean of the points near it, with no competition between "
+            "the centers (a mean-shift step)")
 
 
 # ----------------------------------------------------------------------------- 04.8

@@ -593,6 +593,39 @@ check("02.1", answer)
 #
 # (b) $\sum_{p=1}^{d}\mathrm{ReQU}(c_p) + \mathrm{ReQU}(-c_p) = \|c\|^2$ for every $c\in\mathbb R^d$,
 # and the FFN of section 3 leaves every row except `norm` unchanged.
+#
+# Write the proof in the answer cell below the check. Two checked questions come first;
+# `answer = (letter, value)`:
+#
+# 1. Which score, used by block 1 in place of $-\|x_i - c_j\|^2$, gives the same weights at every γ under
+#    every shift-invariant normalizer, for all data and centers? (a) $2x_i\cdot c_j$ (the key without its
+#    norm row); (b) $4x_i\cdot c_j - 2\|c_j\|^2$; (c) $2x_i\cdot c_j - \|c_j\|^2 - 3\|x_i\|^2$;
+#    (d) $2x_i\cdot c_j - \sum_p \mathrm{ReQU}(c_{jp})$ (a norm row written by one ReQU unit per coordinate).
+# 2. Suppose block 4 had not cleared the `norm` row of a center token, which still holds 4. What does the FFN
+#    of section 3, $z + W_2\,\mathrm{ReQU}(W_1 z)$ with the weights of `dot_product_weights(3, 1)`, leave in
+#    that row for $c = (0.3, -1.2, 2.5)$? (a number, to 4 significant digits)
+
+# %%
+### BEGIN SOLUTION
+# (1): the three other scores against the Euclidean one, on a center with a negative coordinate
+x_22, C_22 = np.array([0.6, 0.8]), np.array([[1.0, -0.5, 0.2], [0.0, 0.9, -0.4]])      # (2,), (2, 3)
+euclid = -np.sum((x_22[:, None] - C_22) ** 2, axis=0)                                  # (3,)
+scores_22 = {"a": 2 * x_22 @ C_22, "b": 2 * (2 * x_22 @ C_22 - np.sum(C_22**2, axis=0)),
+             "c": 2 * x_22 @ C_22 - np.sum(C_22**2, axis=0) - 3 * x_22 @ x_22,
+             "d": 2 * x_22 @ C_22 - np.sum(requ(C_22), axis=0)}
+for letter, s_22 in scores_22.items():
+    print(letter, "minus the Euclidean score:", np.round(s_22 - euclid, 4))       # the same for every j: a shift
+# (2): the hidden vector is [c; -c]; W2 adds the ReQU sum to what the row holds
+params_22, emb_22 = dot_product_weights(3, 1)
+z_22 = emb_22.embed_centers(np.array([[0.3], [-1.2], [2.5]]))
+z_22[emb_22.rows("norm")] = 4.0
+norm_row = float((z_22 + params_22["W2"] @ requ(params_22["W1"] @ z_22))[emb_22.rows("norm")][0, 0])
+print("the norm row after the FFN:", norm_row)
+answer = ("c", norm_row)
+### END SOLUTION
+
+# %%
+check("02.2", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -618,6 +651,12 @@ check("02.1", answer)
 # changes only that row, which block 4 has set to 0: it then holds $\|c\|^2$. (In floating point each
 # nonzero term is the rounded $c_p^2$ and adding the zero terms is exact, so the FFN writes a sum of the
 # $d$ rounded squares; for $d = 2$ that is bit for bit the rounded $c_1^2 + c_2^2$, in any order.)
+#
+# **The checked questions.** (1) Only (c) differs from the Euclidean score by a term of the query alone,
+# $-2\|x_i\|^2$ (the cell prints the differences): (a) adds $\|c_j\|^2$, which changes with the key;
+# (b) doubles the scores, which is the score at $2\gamma$, not a shift; (d) misses $c_{jp}^2$ for every negative
+# coordinate, again a term of the key. (2) The FFN is a residual: it adds $\|c\|^2 = 7.78$ to the 4 already in
+# the row, 11.78. That is why block 4 clears the row first.
 # ### END SOLUTION
 
 # %% [markdown]
@@ -872,7 +911,13 @@ check("02.7", answer)
 # all three by the same angle? Explain what you see, and why no implementation can give a meaningful
 # answer here.
 #
-# `answer`: nothing is checked; write your code and your explanation.
+# `answer`: the letter of the statement that describes the center `spherical_kmeans` returns, as a string
+# (then write your explanation in the answer cell below the check):
+#
+# - (a) the zero vector: the members sum to 0, and the zero-sum policy applies
+# - (b) the old center (1, 0): a sum without a direction keeps the center, as an empty cluster does
+# - (c) a unit vector that turns with the data: rotating the three points by φ turns it by φ
+# - (d) a unit vector in the direction of the rounding error of the member sum, which does not turn with the data
 
 # %%
 ### BEGIN SOLUTION
@@ -889,8 +934,11 @@ for phi in (0.1, 0.3, 1.0):
     U_rot = np.vstack([np.cos(t3 + phi), np.sin(t3 + phi)])
     c_rot = spherical_kmeans(U_rot, U_rot[:, :1], 1).centers[1][:, 0]
     print(f"rotated by {phi}: center angle {np.degrees(np.arctan2(c_rot[1], c_rot[0])):.1f} deg")
-answer = None  # explored; see the model answer
+answer = "d"   # a unit vector, not (1, 0), that does not turn with the data
 ### END SOLUTION
+
+# %%
+check("02.8", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -912,6 +960,9 @@ answer = None  # explored; see the model answer
 # rounding error cannot be told apart from a genuinely tiny sum without a tolerance, which would be a
 # new policy. The honest reading: this cluster has no direction, and its reported center carries no
 # information.
+#
+# So the statement is (d): the float sum is not exactly 0, so neither the zero-vector policy (a) nor the
+# keep policy (b) applies, and the printed angles do not follow the rotation (c).
 # ### END SOLUTION
 
 # %%

@@ -569,6 +569,14 @@ check("04.1", answer)
 # Prove that for every data set and centers, $0 \le L_\lambda - J \le n \log(k)/\lambda$. Then explain
 # why the gaps printed in §3 (n = 512, k = 10) are far below this bound at λ = 10 and 100: which points
 # contribute most to $L_\lambda - J$? (The cell below is for your measurements.)
+#
+# Write the proof and the explanation in the answer cell below the check. Two checked numbers come first,
+# each to 4 significant digits; `answer = (gap, largest)`:
+#
+# 1. `gap`: $L_\lambda - J$ for a single point whose squared distances to the k = 3 centers are
+#    (1, 1.2, 3), at λ = 5.
+# 2. `largest`: the largest possible $L_\lambda - J$ over all data sets of n = 100 points and k = 2
+#    centers, at λ = 10. Is it the bound $n\log(k)/\lambda$?
 
 # %%
 ### BEGIN SOLUTION
@@ -590,8 +598,18 @@ u_grid = np.linspace(0, 10, 100_001)                  # lambda * gap of a point 
 for n_comp in (9, 1):
     g = n_comp * u_grid * np.exp(-u_grid) / (1 + n_comp * np.exp(-u_grid))
     print(f"{n_comp} competitor(s) at u: lambda * gap at most {g.max():.2f}, at u = {u_grid[g.argmax()]:.1f}")
-answer = None  # a proof; the measurements above support its second part
+# the checked numbers: one point's gap, from its shares of L and J; the largest gap for k = 2, from the grid above
+d_42, lam_42 = np.array([1.0, 1.2, 3.0]), 5.0
+p_42 = np.exp(-lam_42 * d_42) / np.exp(-lam_42 * d_42).sum()
+gap_42 = p_42 @ d_42 - d_42.min()
+largest_42 = 100 * np.max(u_grid * np.exp(-u_grid) / (1 + np.exp(-u_grid))) / 10.0     # n = 100 points, lambda = 10
+print(f"one point: gap {gap_42:.5f} (bound log(3)/5 = {np.log(3) / 5:.4f}); "
+      f"largest gap, n = 100, k = 2, lambda = 10: {largest_42:.4f} (bound {100 * np.log(2) / 10:.4f})")
+answer = (gap_42, largest_42)
 ### END SOLUTION
+
+# %%
+check("04.2", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -624,6 +642,11 @@ answer = None  # a proof; the measurements above support its second part
 # each point gives 78% of it at λ = 10 and 98% at λ = 100, each such point contributing at most 0.28/λ.
 # At λ = 10 the loss is within 1.4% of J on this task: training descends almost the k-means objective
 # itself, smoothed near the boundaries between centers.
+#
+# The checked numbers: the point with squared distances (1, 1.2, 3) has $p \approx (0.73, 0.27, 0.00)$ at λ = 5
+# and a gap of 0.05385, a quarter of $\log(3)/5 = 0.2197$. For k = 2 every point has one competitor, so its gap is
+# at most 0.2785/λ, where $u = 1 + e^{-u}$ (u ≈ 1.28); every point can sit at that u (on a level set of
+# $d_2 - d_1$), so 100 points at λ = 10 reach 2.785, 40% of the bound $100\log(2)/10 = 6.931$.
 # ### END SOLUTION
 
 # %% [markdown]
@@ -829,11 +852,30 @@ check("04.6", answer)
 # equations and the hand-set construction of Theorem 2.1, explain which blocks lose their job, and what
 # block 3 can compute instead. Measured facts to use: the committed d-only model ends at 5.362, above
 # Lloyd's 5.295 (§6), and the mean diagonal of the data block of $V_1$ is +0.041 in the paper model and
-# +0.585 in the d-only model (the cell below).
+# +0.585 in the d-only model (the first cell below).
+#
+# Write the explanation in the answer cell below the check. `answer`: the letter of the statement that says
+# what block 3 of the d-only layer can compute for center j, as a string:
+#
+# - (a) Lloyd's update, the mean of the points nearest to $c_j$: its softmax over the points selects them at a
+#   large enough scale
+# - (b) a weighted mean of the points near $c_j$, with weights that compare $c_j$ with the points only, never
+#   with the other centers (a mean-shift step)
+# - (c) Lloyd's update, provided blocks 1 and 2 first move each point onto its nearest center
+# - (d) nothing that depends on the data: without the y rows its scores are constant, and it returns the mean
+#   of all points
 
 # %%
 for name, c in (("paper", paper), ("d-only", donly)):
     print(f"{name:6s}: mean diagonal of V1's data block {np.mean(np.diag(c.params['V1'][:32, :32])):+.3f}")
+
+# %%
+### BEGIN SOLUTION
+answer = "b"   # block 3's softmax runs over the points, one center at a time: no competition between centers
+### END SOLUTION
+
+# %%
+check("04.7", answer)
 
 # %% [markdown]
 # ### BEGIN SOLUTION
@@ -849,6 +891,10 @@ for name, c in (("paper", paper), ("d-only", donly)):
 # ignores where the other centers are. The one-hot rows are what carry block 1's competition between
 # centers to block 3. Without them the layer can smooth and shift, but it cannot do Lloyd's assignment
 # step, and it ends above Lloyd (5.362 against 5.295).
+#
+# So the statement is (b). (a) and (c) fail for the reasons above: block 3 never compares centers, and a point
+# moved onto its center has lost the position Lloyd's mean needs. (d) fails because $Q_3$ and $K_3$ act on the
+# data rows, so the scores depend on the points and the center.
 # ### END SOLUTION
 
 # %% [markdown]

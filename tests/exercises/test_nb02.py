@@ -33,8 +33,8 @@ def _check(id, answer, capsys):
 def test_ids_kinds_and_checked_count():
     mine = {i: ex for i, ex in EXERCISES.items() if i.startswith("02.")}
     assert list(mine) == [f"02.{m}" for m in range(1, 12)]
-    assert [i for i, ex in mine.items() if ex.checked] == ["02.1", "02.3", "02.4", "02.5", "02.6", "02.7",
-                                                            "02.9", "02.10", "02.11"]
+    assert [i for i, ex in mine.items() if ex.checked] == [f"02.{m}" for m in range(1, 12)]
+    assert [i for i, ex in mine.items() if ex.parts] == ["02.2"]
     assert all(ex.checked for ex in mine.values() if ex.kind == "code")
     assert {ex.kind for ex in mine.values()} >= {"code", "proof"}
 
@@ -254,6 +254,58 @@ def test_02_7_shortcuts_and_a_fitted_function_fail(capsys):
     assert not ok and "shape" in out
 
 
+# ----------------------------------------------------------------------------- 02.2
+def test_02_2_premise_only_c_is_a_shift_of_the_euclidean_score():
+    """On random data with negative coordinates: score (c) gives softmax weights equal to the Euclidean score's at
+    every gamma; (a) and (d) change some argmax; (b) keeps every argmax but not the weights at gamma = 1."""
+    from kmt_ref.core.attention import requ
+    from kmt_ref.core.normalizers import softmax
+    rng = np.random.default_rng(22)
+    Xr, Cr = rng.normal(size=(3, 40)), rng.normal(size=(3, 5))  # (d, n), (d, k)
+    euclid = -((Xr[:, None, :] - Cr[:, :, None]) ** 2).sum(axis=0)  # (k, n)
+    dot, c_sq = 2 * Cr.T @ Xr, np.sum(Cr * Cr, axis=0)[:, None]
+    scores = {"a": dot, "b": 2 * (dot - c_sq), "c": dot - c_sq - 3 * np.sum(Xr * Xr, axis=0),
+              "d": dot - np.sum(requ(Cr), axis=0)[:, None]}
+    same_argmax = {m: np.array_equal(np.argmax(S, axis=0), np.argmax(euclid, axis=0)) for m, S in scores.items()}
+    same_weights = {m: all(np.allclose(softmax(g * S, axis=0), softmax(g * euclid, axis=0), rtol=0, atol=1e-12)
+                           for g in (0.1, 1.0, 10.0)) for m, S in scores.items()}
+    assert same_weights == {"a": False, "b": False, "c": True, "d": False}
+    assert same_argmax == {"a": False, "b": True, "c": True, "d": False}
+
+
+def test_02_2_premise_the_norm_row():
+    """4 + ||c||^2 = 11.78 for c = (0.3, -1.2, 2.5); one ReQU unit per coordinate would leave 10.34."""
+    assert np.isclose(nb02.requ_norm_row(), 11.78, rtol=0, atol=1e-12)
+    assert np.isclose(nb02.requ_norm_row(np.array([0.3, 0.0, 2.5])), 10.34, rtol=0, atol=1e-12)
+    assert np.isclose(nb02.requ_norm_row(stale=0.0), 7.78, rtol=0, atol=1e-12)
+
+
+def test_02_2_right_and_half_right(capsys):
+    assert check("02.2", ("c", 11.78)) and check("02.2", ["C ", np.float64(11.78)])
+    for answer, right_part in ((("c", 7.78), 1), (("a", 11.78), 2)):
+        assert check("02.2", answer, part=right_part) and not check("02.2", answer, part=3 - right_part)
+        assert not check("02.2", answer)
+        assert "1 of 2 parts right" in capsys.readouterr().out
+
+
+def test_02_2_and_02_8_hints_do_not_name_the_right_letter():
+    for id, right, wrong in (("02.2", ("c", 11.78), [("a", 11.78), ("b", 11.78), ("d", 11.78)]),
+                             ("02.8", "d", ["a", "b", "c"])):
+        assert check(id, right, quiet=True)
+        for answer in wrong:
+            ok, hint = nb02_hint(id, answer)
+            assert not ok and "(c)" not in hint and "(d)" not in hint and "'d'" not in hint
+
+
+def nb02_hint(id, answer):
+    ex = EXERCISES[id]
+    try:
+        ex.checker(answer, 1) if ex.parts else ex.checker(answer)
+    except nb02.Wrong as wrong:
+        return False, str(wrong)
+    return True, ""
+
+
 # ----------------------------------------------------------------------------- 02.8
 def test_02_8_premise_the_direction_is_rounding_error():
     """Three unit vectors at 120 degrees: the member sum is rounding error, so the center is a unit vector whose
@@ -270,6 +322,7 @@ def test_02_8_premise_the_direction_is_rounding_error():
         return np.degrees(np.arctan2(c[1], c[0]))
 
     base = center_angle(0.0)
+    assert abs(base) > 5  # not the old center (1, 0): statement (b) of 02.8 is false
     off = [abs((center_angle(phi) - np.degrees(phi) - base + 180) % 360 - 180) for phi in (0.1, 0.3, 1.0)]
     assert max(off) > 5, off
 

@@ -83,7 +83,9 @@ RIGHT = {"04.1": right_gaps, "04.3": right_soft_ends, "04.4": right_one_step_los
 
 
 def test_right_functions_written_independently_pass(capsys):
-    assert set(RIGHT) == {i for i, ex in nb04_exercises().items() if ex.checked and ex.kind != "quiz"}
+    # every exercise whose answer is a function: the code ones and 04.8 (the proof and concept ones take values)
+    assert set(RIGHT) == set(FUNCTION_EXERCISES) == {i for i, ex in nb04_exercises().items()
+                                                     if ex.checked and ex.kind not in ("quiz", "proof", "concept")}
     for id, fn in RIGHT.items():
         assert check(id, fn), capsys.readouterr().out
     # in float64 too (the checker's own arithmetic)
@@ -321,11 +323,65 @@ def test_the_checkers_layer_is_the_notebooks():
 
 
 def test_the_exercise_list():
-    """Eight exercises, six checked, and three self-checks; the concept and proof ones carry no checker."""
+    """Eleven exercises, all checked (the proof and the concept exercise by a part beside the written answer),
+    three of them self-checks."""
     exs = nb04_exercises()
     assert list(exs) == [f"04.{i}" for i in range(1, 12)]
     assert [ex.kind for ex in exs.values()] == ["code", "proof", "code", "code", "code", "code", "concept", "explore",
                                                 "quiz", "quiz", "quiz"]
-    assert [i for i, ex in exs.items() if not ex.checked] == ["04.2", "04.7"]
-    assert [i for i, ex in exs.items() if ex.parts] == ["04.1", "04.5", "04.6", "04.8"]
+    assert [i for i, ex in exs.items() if not ex.checked] == []
+    assert [i for i, ex in exs.items() if ex.parts] == ["04.1", "04.2", "04.5", "04.6", "04.8"]
     assert [f.__name__ for f in exs["04.4"].forbidden] == ["soft_kmeans_loss", "batch_loss"]
+
+
+# ----------------------------------------------------------------------------- 04.2 and 04.7
+def test_04_2_premises():
+    """One point's gap, by soft_kmeans_loss - batch_objective, is sum_j p_j d_j - d_min; for k = 2 the largest
+    gap is attained (100 equal points at lambda (d_2 - d_1) = u*) and nothing on a grid of distances exceeds it;
+    it is 40 % of the bound."""
+    from kmt_ref.learning import batch_objective
+    d = nb04.GAP_DISTANCES
+    p = np.exp(-5.0 * d) / np.exp(-5.0 * d).sum()
+    assert np.isclose(nb04.point_gap(), p @ d - d.min(), rtol=1e-12) and round(nb04.point_gap(), 5) == 0.05385
+    assert nb04.point_gap() < np.log(3) / 5
+    want = nb04.largest_gap()
+    u = 1.0 + want * 10.0 / 100  # the maximum solves u = 1 + e^-u, where lambda * gap = u - 1
+    x = np.zeros((1, 2, 100))  # 100 points at the origin; centers at squared distances 1 and 1 + u/10
+    C = np.array([[[1.0, 0.0], [0.0, np.sqrt(1.0 + u / 10.0)]]])
+    assert np.isclose((soft_kmeans_loss(x, C, 10.0) - batch_objective(x, C))[0], want, rtol=1e-10)
+    gaps = np.linspace(0.0, 3.0, 30_001)  # d_2 - d_1 of one point, lambda = 10
+    per_point = gaps * np.exp(-10 * gaps) / (1 + np.exp(-10 * gaps))
+    assert 100 * per_point.max() <= want * (1 + 1e-12) and np.isclose(100 * per_point.max(), want, rtol=1e-6)
+    assert round(want, 4) == 2.7846 and round(want / (100 * np.log(2) / 10), 2) == 0.40
+
+
+def test_04_2_right_and_half_right(capsys):
+    right = (nb04.point_gap(), nb04.largest_gap())
+    assert check("04.2", right) and check("04.2", [0.05385, 2.785])
+    for answer, right_part in (((0.05385, 6.931), 1), ((0.2197, 2.785), 2)):
+        assert check("04.2", answer, part=right_part) and not check("04.2", answer, part=3 - right_part)
+        assert not check("04.2", answer)
+        assert "1 of 2 parts right" in capsys.readouterr().out
+
+
+def test_04_7_premise_block_3_reads_the_points_only():
+    """Block 3's keys are the points: its weights for center j compare c_j with the points, never with the other
+    centers (statement (b)); with d_emb = d nothing else is in a token."""
+    from kmt_ref.learning.model import model_layer
+    block3 = model_layer(32)[1].blocks[0]
+    assert block3.name == "3" and block3.keys == "X" and block3.normalizer == "softmax"
+    assert check("04.7", "b", quiet=True) and not any(check("04.7", w, quiet=True) for w in "acd")
+
+
+def test_04_2_and_04_7_hints_do_not_name_the_right_letter_or_value():
+    for answer in ("a", "c", "d"):
+        try:
+            EXERCISES["04.7"].checker(answer)
+        except nb04.Wrong as wrong:
+            assert "(b)" not in str(wrong) and "mean-shift" not in str(wrong)
+    for answer in _wrong.WRONG["04.2"][:4]:
+        for part in (1, 2):
+            try:
+                EXERCISES["04.2"].checker(answer, part)
+            except nb04.Wrong as wrong:
+                assert "0.0538" not in str(wrong) and "2.78" not in str(wrong)

@@ -143,6 +143,15 @@ def _nb04_gammas(params, d):  # 04.6
             for b in "12"]
 
 
+def _nb04_gap_pair():  # 04.2: one point's sum_j p_j d_j - d_min; max over u of 100 u / (1 + e^u) / 10 (Newton)
+    d = np.array([1.0, 1.2, 3.0])
+    p = np.exp(-5.0 * d) / np.exp(-5.0 * d).sum()
+    u = 1.3
+    for _ in range(50):  # the maximum solves e^u (u - 1) = 1
+        u -= (np.exp(u) * (u - 1) - 1) / (np.exp(u) * u)
+    return float(p @ d - 1.0), 100 * u / (1 + np.exp(u)) / 10
+
+
 ROUNDED = "rounded"
 #: id -> (right answer, a function of nothing; ROUNDED, or ("exact", what the checks text says about it))
 TABLE = {
@@ -158,11 +167,13 @@ TABLE = {
     "01.10": (lambda: "b", ("exact", "a choice")),
     "01.11": (lambda: "c", ("exact", "a choice")),
     "02.1": (lambda: _RIGHT_02["02.1"], ("exact", "a function", "exact: integer labels")),
+    "02.2": (lambda: ("c", 4.0 + 0.3 ** 2 + 1.2 ** 2 + 2.5 ** 2), ("exact", "a choice", "4 significant digits")),
     "02.3": (lambda: _RIGHT_02["02.3"], ("exact", "a function", "rtol 1e-13")),
     "02.4": (lambda: _RIGHT_02["02.4"], ("exact", "a function", "to 1e-12")),
     "02.5": (lambda: _RIGHT_02["02.5"], ("exact", "a function", "within 0.01")),
     "02.6": (lambda: _RIGHT_02["02.6"], ("exact", "a function", "relative 1e-10")),
     "02.7": (lambda: _RIGHT_02["02.7"], ("exact", "a function", "atol 1e-12")),
+    "02.8": (lambda: "d", ("exact", "a choice")),
     "02.9": (nb02.quiz_dot_score, ROUNDED),
     "02.10": (lambda: dot_product_weights(5, 4)[0]["W1"].shape, ("exact", "exact: integers")),
     "02.11": (nb02.quiz_responsibility, ROUNDED),
@@ -179,11 +190,13 @@ TABLE = {
     "03.10": (lambda: sparsemax(-nb03.QUIZ_GAMMA / np.sqrt(nb03.QUIZ_D) * nb03.QUIZ_SQ), ROUNDED),
     "03.11": (lambda: "a", ("exact", "a choice")),
     "04.1": (lambda: _nb04_gaps, ("exact", "a function", "to 1e-9")),
+    "04.2": (lambda: _nb04_gap_pair(), ROUNDED),
     "04.3": (lambda: _nb04_soft_ends, ("exact", "a function", "to 1e-5")),
     "04.4": (lambda: _nb04_loss, ("exact", "a function", "relative 1e-5")),
     "04.5": (lambda: _nb04_split, ("exact", "a function", "to 1e-5")),
     "04.6": (lambda: _nb04_gammas, ("exact", "a function", "relative 1e-6")),
     "04.8": (lambda: lambda X, C0, s: float(_nb04_gain(X, C0, s).mean()), ("exact", "a function", "to 1e-5")),
+    "04.7": (lambda: "b", ("exact", "a choice")),
     "04.9": (nb04.quiz_n_params, ("exact", "exact: an integer")),
     "04.10": (nb04.quiz_loss, ROUNDED),
     "04.11": (lambda: "d", ("exact", "a choice")),
@@ -220,7 +233,7 @@ def _as_list(answer):
 
 
 def test_the_table_covers_every_checked_exercise():
-    assert len(CHECKED) == 48
+    assert len(CHECKED) == 52
     assert sorted(TABLE) == sorted(CHECKED), "every checked exercise needs a row here (and only those)"
 
 

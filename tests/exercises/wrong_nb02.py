@@ -156,6 +156,9 @@ WRONG = {
     # Theorem 2.2's 2d units; the square of the sum; the right units into the wrong row; fitted to d = 2, k = 3;
     # the weights, not a function
     "02.3": [_full_ffn, _square_of_sum, _into_one_row, _fitted_ffn, _fitted_ffn(None)],
+    # the norm row dropped (and ||c||^2 without the residual); twice the score (and one ReQU unit per
+    # coordinate); one unit per coordinate (and the square of the sum); the letter alone; the pair reversed
+    "02.2": [("a", 7.78), ("b", 10.34), ("d", 6.56), "c", (11.78, "c")],
     # always "keep"; an empty center always jumps to the mean; the own token never ties; fitted; a value
     "02.4": [_lloyd_keep, _empty_to_mean, lambda X, C, a: offset_centers(X, C, a, own_tie=False),
              lambda X, C, a: _NOTEBOOK_EMPTY.copy(), np.array([0.4187, 0.4519])],
@@ -181,6 +184,8 @@ WRONG = {
         # the function is not called: the centers themselves
         np.eye(2),
     ],
+    # the zero-vector policy; the keep policy; a direction that turns with the data; not a letter
+    "02.8": ["a", "b", "c", "e"],
     # self-checks
     "02.9": [-0.8,     # -||x - c||^2, the Euclidean score
              1.2,      # 2 x.c, the norm term left out

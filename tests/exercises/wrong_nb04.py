@@ -81,6 +81,9 @@ WRONG = {
         _share_stuck,
         [0.1381, 0.2030],                    # the notebook's mean gaps typed in, not a function
     ],
+    # the bounds log(k)/lambda and n log(k)/lambda; the point's share of L_lambda and one point's largest
+    # gap; the uniform mean and lambda times the largest gap; the soft minimum and u* in place of the gap; one number
+    "04.2": [(0.2197, 6.931), (1.054, 0.02785), (0.7333, 27.85), (-0.06266, 12.78), 0.05385],
     "04.3": [
         _soft_V_too,
         _soft_s_squared,
@@ -108,6 +111,8 @@ WRONG = {
         lambda p, d: [np.mean(np.diag(p["Q" + b].T @ p["K" + b])[:d]) / np.sqrt(42) for b in "12"],  # d_emb = 42
         lambda p, d: [3.822, 2.057],                                              # the paper model's values
     ],
+    # Lloyd's update from the softmax over the points; Lloyd's update after moving the points; constant scores
+    "04.7": ["a", "c", "d", "B)"],
     "04.8": [],  # filled below
     # self-checks
     "04.9": [1452,     # 12 d_emb^2: the biases forgotten
