@@ -220,15 +220,26 @@ def part_of(grade_id):
 
 def exercise_points(cells, exercises):
     """{grade_id: points}: each exercise's minutes split equally over its graded units (its tests, and each
-    manually graded answer), the tests' share split equally over the parts' cells."""
+    manually graded answer), the tests' share split equally over the parts' cells, each rounded to 0.01,
+    the last cell of a unit (and of the exercise) given the rest (01.2's parts: 1.67, 1.67, 1.66)."""
     units = {}
     for kind, id, grade_id in filter(None, grades(cells, exercises)):
         if kind == "tests":
             units.setdefault(id, {}).setdefault("tests", []).append(grade_id)
         elif kind == "markdown":  # an autograded answer carries no points: its exercise's tests cell does
             units.setdefault(id, {})[grade_id] = [grade_id]
-    return {gid: round(exercises[id].minutes / len(unit) / len(gids), 2)
-            for id, unit in units.items() for gids in unit.values() for gid in gids}
+    points = {}
+    for id, unit in units.items():
+        minutes, cells = exercises[id].minutes, []
+        for gids in unit.values():  # each unit's last cell takes what rounding its share left
+            share = round(minutes / len(unit), 2)
+            for gid in gids[:-1]:
+                points[gid] = round(share / len(gids), 2)
+            points[gids[-1]] = round(share - sum(points[g] for g in gids[:-1]), 2)
+            cells += gids
+        # and the exercise's last cell what rounding the units' shares left, so it is worth its minutes exactly
+        points[cells[-1]] = round(minutes - sum(points[g] for g in cells[:-1]), 2)
+    return points
 
 
 #: the opening of a relative link target in markdown: ``](`` not followed by a scheme, ``/`` or ``#``

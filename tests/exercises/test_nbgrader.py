@@ -61,7 +61,7 @@ def _test_ids(id):
 @pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
 def test_every_checked_exercise_has_its_autograded_tests_cells(src):
     """One tests cell per checked exercise, or one per part (``exNN_M_test1``, ``_test2``, ...), each worth an
-    equal share of the exercise's tests points."""
+    equal share of the exercise's tests points, to the 0.01 that rounding leaves."""
     student, solutions = make_notebook.notebooks_from_source(src)
     ids = [i for i, ex in EXERCISES.items() if ex.notebook == src.stem and ex.checked]
     tests = _tests_cells(solutions)
@@ -69,12 +69,12 @@ def test_every_checked_exercise_has_its_autograded_tests_cells(src):
     assert sorted(tests) == sorted(expected)
     released = _tests_cells(student)
     for id in ids:
-        points = set()
+        points = []
         for gid, (part, test) in _test_ids(id).items():
             cell = tests[gid]
             meta = cell.metadata["nbgrader"]
             assert cell.cell_type == "code" and meta["locked"] and meta["points"] > 0
-            points.add(meta["points"])
+            points.append(meta["points"])
             hidden = HIDDEN.search(cell.source)
             assert hidden and hidden.group(1) == test, gid
             assert released[gid].source == cell.source[: hidden.start()]  # what nbgrader releases
@@ -82,7 +82,7 @@ def test_every_checked_exercise_has_its_autograded_tests_cells(src):
                 assert f'check("{id}", answer)' in released[gid].source
             else:
                 assert released[gid].source.startswith(f"# {id}, part {part} of {len(EXERCISES[id].parts)}: ")
-        assert len(points) == 1, f"{id}: its parts' cells are worth {points}"
+        assert max(points) - min(points) <= 0.01 + 1e-9, f"{id}: its parts' cells are worth {points}"
     assert "HIDDEN TESTS" not in "\n".join(c.source for c in student.cells)
 
 
@@ -99,7 +99,7 @@ def test_each_exercise_is_worth_its_minutes(src):
     graded = {i for i, ex in mine.items() if ex.checked or ex.kind != "code"}
     assert graded <= set(worth) <= set(mine)
     for id, points in worth.items():
-        assert points == pytest.approx(mine[id].minutes, abs=0.011), id  # each share rounded to 0.01
+        assert points == pytest.approx(mine[id].minutes, abs=1e-9), id  # the last cell takes what rounding left
 
 
 def test_a_checked_exercise_without_its_check_cell_is_refused(tmp_path):
@@ -393,3 +393,17 @@ def test_every_written_answer_has_a_rubric_worth_its_points():
         lo, _, hi = part.partition("–")
         listed |= {f"{lo[:3]}{j}" for j in range(int(lo[3:]), int((hi or lo)[3:]) + 1)}
     assert listed == {id for id in written if EXERCISES[id].kind == "code"}
+
+
+def test_the_weights_example_of_teaching_is_what_make_notebook_gives():
+    src = ROOT / "notebooks" / "src" / f"{NOTEBOOKS['01']}.py"
+    cells = make_notebook.expand_parts(make_notebook.parse_percent(src.read_text()), EXERCISES)
+    points = make_notebook.exercise_points(cells, EXERCISES)
+    assert [points[f"ex01_2_test{i}"] for i in (1, 2, 3)] == [1.67, 1.67, 1.66]
+    assert (points["ex01_3_test1"], points["ex01_3_test2"], points["ex01_3_markdown1"]) == (5.0, 5.0, 10.0)
+    assert (points["ex01_4_test"], points["ex01_4_markdown2"]) == (7.5, 7.5)
+    text = " ".join((ROOT / "docs" / "TEACHING.md").read_text().split())
+    assert ("gives 7.5 points to its tests cell and 7.5 to its written answer; the proof 01.3 (20 minutes: two "
+            "checked parts and a written proof) gives 5 points to each part's tests cell and 10 to the written "
+            "proof") in text
+    assert "(01.2's three parts: 1.67, 1.67 and 1.66 points)" in text
