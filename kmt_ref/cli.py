@@ -36,7 +36,7 @@ COMMAND_MODULES = [
     "kmt_ref.learning.cli",  # train, evaluate: learning the algorithm (SPEC §6)
     "kmt_ref.sweep",  # sweep: the authors' gamma sweep, re-run against their published table
     "kmt_ref.book",  # book: the notebooks and docs as a static site, read offline
-    "kmt_ref.course",  # course, feedback: an nbgrader course directory; its feedback pages read offline
+    "kmt_ref.course",  # course, feedback, screen: an nbgrader course directory; feedback read offline; screening
     "kmt_ref.reports",  # report: the documentation's tables of results, from the committed results
 ]
 

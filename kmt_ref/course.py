@@ -1,4 +1,4 @@
-"""The course for nbgrader: ``python -m kmt_ref course DIR`` and ``python -m kmt_ref feedback DIR``.
+"""The course for nbgrader: ``python -m kmt_ref course DIR``, ``feedback DIR`` and ``screen DIR``.
 
 ``course DIR`` writes an nbgrader course directory (docs/TEACHING.md walks through its use):
 
@@ -24,6 +24,8 @@ site's configuration, about 3 MB), instead of a CDN; no CDN stylesheet (font-awe
 wrapped instead of cut off at the right. Each ``feedback/<student>/<assignment>/`` folder is then
 self-contained: return it whole.
 
+``screen DIR`` lists the lines of submitted code cells that touch the grading machinery (:func:`screen`).
+
 An existing ``DIR`` must be empty or a course this command wrote (its marker file ``.kmt_ref_course``); it
 is then updated in place: ``nbgrader_config.py`` and ``source/`` are written again, and everything nbgrader
 wrote (``release/``, ``submitted/``, ``autograded/``, ``feedback/``, ``gradebook.db``) is kept.
@@ -37,8 +39,9 @@ import shutil
 import time
 from pathlib import Path
 
-__all__ = ["UNITS", "INSTRUCTOR_DOCS", "clear_answer_outputs", "linked_files", "offline_feedback",
-           "release_preprocessors", "dead_links", "rewrite_links", "student_files", "write_course", "register"]
+__all__ = ["UNITS", "INSTRUCTOR_DOCS", "TAMPERING", "clear_answer_outputs", "linked_files", "offline_feedback",
+           "release_preprocessors", "dead_links", "rewrite_links", "screen", "student_files", "write_course",
+           "register"]
 
 #: assignment name -> notebook number: one nbgrader assignment per unit of docs/TEACHING.md's syllabus
 UNITS = {f"unit{int(n)}": n for n in ("01", "02", "03", "04", "05")}
@@ -309,7 +312,8 @@ MATHJAX_SKIP = ("localization", "extensions/a11y", "jax/output/SVG", "unpacked")
 #: the marker comment of a page made offline
 OFFLINE = "<!-- kmt_ref: offline -->"
 
-#: what a feedback page gets in its head: the site's MathJax settings, and long output lines wrapped
+#: what a feedback page gets in its head: the site's MathJax settings, long output lines wrapped, wide images (an
+#: animation's frames) scaled to the page
 HEAD = """{marker}
 <script type="text/x-mathjax-config">
 MathJax.Hub.Config({{tex2jax: {{inlineMath: [['$','$'], ['\\\\(','\\\\)']], displayMath: [['$$','$$'], ['\\\\[','\\\\]']],
@@ -324,6 +328,7 @@ MathJax.Hub.Register.StartupHook("HTML-CSS Jax Ready", function () {{
 <style>
 div.output_area pre, div.output_subarea pre, div.output_text pre {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
 div.input_area pre {{ white-space: pre-wrap; overflow-wrap: anywhere; }}
+div.output_area img, div.output_subarea img {{ max-width: 100%; height: auto; }}
 .MJX_Assistive_MathML * {{ font-family: serif !important; }}
 </style>
 """
@@ -384,6 +389,58 @@ def offline_feedback(course):
 # --------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------
+# --------------------------------------------------------------------------
+# Screening the submissions
+# --------------------------------------------------------------------------
+#: what a submitted cell has no reason to do, and can do to make the tests pass without the work: rebind
+#: `check` or `report`, write into kmt_ref, swap code objects, reload modules, trace calls, read the
+#: checkers' private state (the tests run in the student's kernel, so the guard cannot stop these)
+TAMPERING = re.compile(
+    r"^\s*(?:check|report|kmt_ref_check)\s*[:=](?!=)"          # check = ...
+    r"|\bdef\s+(?:check|report)\s*\("                          # def check(...)
+    r"|\bimport\b[^\n]*\bas\s+(?:check|report)\b"             # import ... as check
+    r"|\bkmt_ref\b[\w.]*\.\w+\s*=(?!=)"                        # kmt_ref.exercises.check = ...
+    r"|\.\s*(?:check|report|checker)\s*=(?!=)"                   # E.check = ... (any alias)
+    r"|\b(?:setattr|delattr)\s*\("
+    r"|__code__|__globals__|\bsys\.modules\b|\bimportlib\b|\b(?:set|get)trace\b|\bbuiltins\b"
+    r"|\b(?:EXERCISES|REGISTRY|_RESULTS|_RUNNING|_FAILED_CELL|_registry)\b|\bnb0\d\._\w+",
+    re.M)
+
+
+def screen(course):
+    """The submitted cells of ``course/submitted/`` that touch the grading machinery (:data:`TAMPERING`).
+
+    Returns ``[(student, assignment, notebook, cell index, line)]`` for every line of a code cell that a
+    student wrote or changed (its source is not a cell of the assignment's source notebook) and that matches.
+    A line listed is a place to read, not a verdict.
+    """
+    course = Path(course)
+    folder = course / "submitted"
+    if not folder.is_dir():
+        raise ValueError(f"{str(course)!r} has no submitted/ folder: collect the submissions first")
+    import nbformat
+
+    found = []
+    for path in sorted(folder.glob("*/*/*.ipynb")):
+        student, assignment = path.parts[-3], path.parts[-2]
+        source = course / "source" / assignment / path.name
+        known = {c.source for c in nbformat.read(source, as_version=4).cells} if source.is_file() else set()
+        for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+            if cell.cell_type != "code" or cell.source in known:
+                continue
+            found += [(student, assignment, path.name, index, line.strip()) for line in cell.source.splitlines()
+                      if TAMPERING.search(line)]
+    return found
+
+
+def _screen_command(args):
+    found = screen(args.dir)
+    for student, assignment, notebook, index, line in found:
+        print(f"{student} {assignment}/{notebook} cell {index}: {line}")
+    print(f"{len(found)} lines to read" if found else "no submitted cell touches the grading machinery")
+    return 0
+
+
 def _course_command(args):
     start = time.perf_counter()
     units = write_course(args.dir, units=args.units, root=args.root)
@@ -399,7 +456,7 @@ def _feedback_command(args):
 
 
 def register(subparsers):
-    """Add ``course`` and ``feedback`` to ``python -m kmt_ref``."""
+    """Add ``course``, ``feedback`` and ``screen`` to ``python -m kmt_ref``."""
     p = subparsers.add_parser(
         "course", help="an nbgrader course directory: its config and one assignment per unit",
         description="Write an nbgrader course directory: nbgrader_config.py, and source/unitN/ with notebook N's "
@@ -416,3 +473,10 @@ def register(subparsers):
                     "beside them, no CDN) and wrap their long output lines.")
     f.add_argument("dir", metavar="DIR", help="the nbgrader course directory")
     f.set_defaults(func=_feedback_command)
+    g = subparsers.add_parser(
+        "screen", help="list the submitted cells of an nbgrader course that touch the grading machinery",
+        description="List every line of a submitted code cell (under DIR/submitted/) that rebinds check, writes "
+                    "into kmt_ref, swaps code objects, reloads modules or reads the checkers' private state: the "
+                    "tests run in the student's kernel and cannot stop these (docs/TEACHING.md).")
+    g.add_argument("dir", metavar="DIR", help="the nbgrader course directory")
+    g.set_defaults(func=_screen_command)

@@ -33,12 +33,13 @@ metadata (schema 3): a code region is an "autograded answer", a markdown region 
 a hidden test, ::
 
     ### BEGIN HIDDEN TESTS
-    assert check("NN.M", answer, quiet=True)
+    from kmt_ref.exercises import check as kmt_ref_check
+    assert kmt_ref_check("NN.M", answer, quiet=True)
     ### END HIDDEN TESTS
 
 which nbgrader strips on release and restores when it autogrades. An exercise of
 several parts (``EXERCISES[id].parts``) is graded part by part: its check cell tests
-part 1 (``check("NN.M", answer, part=1, quiet=True)``) and a cell of its own follows
+part 1 (``kmt_ref_check("NN.M", answer, part=1, quiet=True)``) and a cell of its own follows
 for each further part, ``# NN.M, part i of P: <what> (graded in this cell)`` with its
 hidden test, so a half-right answer gets the points of its right parts. An exercise is
 worth its minutes in points, split equally over its graded units (its tests, and each
@@ -67,7 +68,9 @@ RESET = "answer = None  # this exercise's answer, set below"
 EXERCISE_HEADING = re.compile(r"^(#{2,4}) Exercise (\d\d\.\d+)\s*$", re.M)
 #: the line of a code cell that checks an exercise: the cell becomes the exercise's autograded tests cell
 CHECK_LINE = re.compile(r'^check\("([^"]+)", answer\)\s*$', re.M)
-HIDDEN_TEST = '### BEGIN HIDDEN TESTS\nassert check("{id}", answer{part}, quiet=True)\n### END HIDDEN TESTS'
+#: the hidden test imports `check` itself, so that a submission that rebinds the name `check` does not grade itself
+HIDDEN_TEST = ('### BEGIN HIDDEN TESTS\nfrom kmt_ref.exercises import check as kmt_ref_check\n'
+               'assert kmt_ref_check("{id}", answer{part}, quiet=True)\n### END HIDDEN TESTS')
 #: the visible line of the cell that grades part i (i >= 2) of an exercise of several parts; part 1 is graded
 #: in the exercise's check cell
 PART_LINE = re.compile(r"^# (\d\d\.\d+), part (\d+) of (\d+): .* \(graded in this cell\)$")

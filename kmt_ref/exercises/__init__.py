@@ -29,6 +29,9 @@ EXERCISES = REGISTRY
 
 #: id -> result of the latest check in this session (what report() counts)
 _RESULTS: dict = {}
+#: id -> whether the cell run before the exercise's latest check (its answer cell) raised an error; the cells
+#: that grade parts 2, 3, ... follow the check cell, so they read it here
+_FAILED_CELL: dict = {}
 
 
 def _get(id):
@@ -63,7 +66,9 @@ def check(id, answer, *, part=None, quiet=False):
     id : str
         The exercise, e.g. ``"01.1"``.
     answer : object
-        What the exercise asks for; None means "not attempted yet".
+        What the exercise asks for; None means "not attempted yet". When this
+        runs in IPython right after a cell that raised an error (the answer
+        cell), the answer does not count, and the check says so.
     part : int, optional
         For an exercise of several parts (``EXERCISES[id].parts``), check part
         ``part`` (1, 2, ...) alone; nbgrader grades each part in a cell of its own.
@@ -88,13 +93,15 @@ def check(id, answer, *, part=None, quiet=False):
         raise ValueError(f"part={part!r}: exercise {id} has "
                          + (f"parts 1 to {len(ex.parts)}" if ex.parts else "no parts"))
     lines = []
+    if part is None or part == 1:  # the cell run before an exercise's check cell is its answer cell
+        _FAILED_CELL[id] = _last_cell_failed()
     if not ex.checked:
         ok, message = False, "this exercise is graded by reading: compare with the model answer in the solutions"
+    elif _FAILED_CELL.get(id):
+        ok, message = False, ("the cell above raised an error, so its answer does not count: fix it and run it "
+                              "again, then this cell")
     elif answer is None:
-        ok = False
-        message = ("the cell above raised an error before it set `answer`: fix it and run it again"
-                   if _last_cell_failed() else
-                   "not attempted yet: set `answer` in the cell above and run this cell again")
+        ok, message = False, "not attempted yet: set `answer` in the cell above and run this cell again"
     elif not ex.parts:
         ok, message = _run(ex, answer, None)
     else:

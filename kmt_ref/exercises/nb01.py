@@ -424,7 +424,7 @@ def _one_hot_cases():
                     "= 745.1332 for every other center)",
           checks="a function (X, C, gamma) -> the number of exactly one-hot columns of Y after layer 1 equals "
                  "kmeans_transformer's one_hot[0] on a 1-d example with columns on either side of the threshold, "
-                 "a 3-d one and validation_data(), five gammas the notebook does not use (exact: integer counts)",
+                 "a 3-d one and validation_data(), at five gammas (exact: integer counts)",
           forbid=LAYER + (softmax,))
 def _c(answer):
     for name, X, C, g in _one_hot_cases():

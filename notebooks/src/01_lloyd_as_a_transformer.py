@@ -517,14 +517,14 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise says what to put in `answer`. Run the `check` cell below it: it prints ✓, or ✗ with a
-# hint (it never prints the answer). `answer = None` means "not attempted yet". The last cell counts
-# what you have passed. Where the answer is a function, `check` calls it on inputs the notebook never shows
-# (other sizes and dimensions, a point tied between two centers, a duplicate point, an empty cluster), and
-# while it runs the library functions that would compute the answer for you raise an error. In this
+# How to work them (what `answer` holds, what `check` prints, parts graded apart, the precision a number
+# needs): [Working the exercises](../docs/EXERCISES.md).
+# Where the answer is a function, `check` calls it on inputs of its own, most of which the notebook never
+# shows (other sizes and dimensions, a point tied between two centers, a duplicate point, an empty cluster),
+# and while it runs the library functions that would compute the answer for you raise an error. In this
 # notebook those are the **layer functions**: `kmeans_transformer`, `run_layers`, `layer_forward`,
-# `attention`, `soft_kmeans` and the kernels they call (`fast_layer_forward`, `attention_scores`); 01.8
-# adds `softmax`. Tools you will need beyond the ones imported above:
+# `attention`, `soft_kmeans` and the kernels they call (`fast_layer_forward`, `attention_scores`,
+# `_euclidean_softmax`); 01.8 adds `softmax`. Tools you will need beyond the ones imported above:
 # `with_block(layer, name, **changes)` (a copy of a layer description with one block changed) and
 # `lloyd_step(X, C)` (one Lloyd iteration: `(C_new, labels)`).
 
@@ -539,7 +539,8 @@ from kmt_ref.core.tokens import with_block
 # tokens, shape `(d_emb, n)`, and the center tokens, shape `(d_emb, k)`, that one layer of Theorem 2.1
 # (with the project's flag row) outputs when it starts from `emb.embed_points(X)` and
 # `emb.embed_centers(C)`, for any `d`, `n` and `k`. Build them with NumPy and `lloyd_step`: your function
-# may not call the layer functions. Return float64 arrays.
+# may not call the layer functions. Return float64 arrays: the $y$ and flag rows must be exact, the centers
+# right to 1e-12.
 # `answer` is the function.
 
 # %%
@@ -569,7 +570,7 @@ check("01.1", answer)
 # centers. Replace block 1's normalizer `"hardmax"` by `"hardmax_average"` (the limit of softmax) with
 # `with_block(lloyd_layer(), "1", normalizer="hardmax_average")` and run **one** layer with
 # `run_layers` (weights from `lloyd_weights(1, 2)`). *First predict, then run:* what does the middle
-# point write into its $y$, what score does block 3 give it against each center, and where do the
+# point write into its $y$, what score (γ left out) does block 3 give it against each center, and where do the
 # centers go? `answer` is a triple `(y, scores, centers)`: the middle point's $y$ after block 1
 # (shape `(2,)`), block 3's scores of the middle point's token against the two centers (shape
 # `(2,)`), and the centers after one layer (shape `(1, 2)`), each to 4 significant digits. Then, in a few
@@ -674,7 +675,8 @@ check("01.3", answer)
 # (the weights of section 7's example). (a) What is block 3's score (γ left out) of center $j$
 # against its own token without the flag, and against its members? (b) Write a function `flagless_centers(X, C)`
 # that returns the centers after **one** flagless layer, shape `(d, k)`, for any `X` and `C`, computed with
-# `lloyd_step` and NumPy only: it may not call the layer functions. Compare it, outside the function, with
+# `lloyd_step` and NumPy only (to 1e-12): it may not call the layer functions. Compare it, outside the
+# function, with
 # `run_layers(X, params_nf, lloyd_layer(), emb_e, C, 1)`. `answer` is the function. (c) Run both
 # examples of this notebook (section 1's toy example, section 7's) for 4 flagless layers: does
 # either still match Lloyd's algorithm?
@@ -722,7 +724,7 @@ check("01.4", answer)
 # The authors' block 3 (`center_update="linear"`) is normalized linear attention: scores
 # $e_j \cdot y_i$, divided by their sum over the points. (a) Write `soft_means(X, C, gamma)`: the centers
 # after **one** layer with block 1 at a finite `gamma` and the linear center update, shape `(d, k)`,
-# computed with `assign` and NumPy (it may not call the layer functions). `answer` is the function. (b) Over 4 layers on the toy example,
+# computed with `assign` and NumPy (it may not call the layer functions), to 1e-10. `answer` is the function. (b) Over 4 layers on the toy example,
 # measure max |ΔC| against Lloyd's centers for `kmeans_transformer(X, C0, 4, gamma=10., center_update="linear")`
 # and for `gamma=np.inf` with `gamma_update` = 0.1, 1, 10. "The linear update gives Lloyd's means at
 # any γ": for which of the two temperatures is that true, and why?
@@ -764,7 +766,7 @@ check("01.5", answer)
 # Write `reset_output(X, Y, gamma_reset)`: what block 2 writes into the $y$ rows of the points when it
 # runs at a finite `gamma_reset` (softmax over the keys of $-\gamma\|x_l - x_i\|^2$), shape `(k, n)`,
 # for any `X` and any `Y` of shape `(k, n)`, computed with `assign` and NumPy (it may not call the layer
-# functions). `answer` is the function. Then run
+# functions), to 1e-12. `answer` is the function. Then run
 # `kmeans_transformer(X, C0, 4, gamma=np.inf, gamma_reset=50., record=True)`: how many columns of $Y$
 # are exactly one-hot after each layer, and in which layer do the labels first differ from Lloyd's?
 # Why is layer 1 still exact, and why does the authors' validation run blocks 2 and 4 as exact

@@ -602,10 +602,10 @@ plt.show()
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise has a tag line: its kind, difficulty (★ to ★★★), the minutes it takes, and whether `check` grades it.
-# Set `answer` in the cell under the task and run the `check` cell; `report("03")` at the end counts your results.
-# A code exercise asks for a function: `check` calls it on data of its own, which this notebook does not show, so
-# test it on the data of §2 first. The proofs and the explore have a checked part and a written answer; the written
+# How to work them (what `answer` holds, what `check` prints, parts graded apart, the precision a number
+# needs): [Working the exercises](../docs/EXERCISES.md).
+# A code exercise asks for a function: `check` calls it on data of its own, which this notebook does not show,
+# so test it on the data of §2 first. The proofs and the explore have a checked part and a written answer; the written
 # answers have a model answer in `notebooks/solutions/`. The data `X, C0, is_out`, the constants
 # `SEED, T, GAMMA2, GAMMA_ROBUST, GAMMA_MEDOID` and the imports of the notebook are available.
 

@@ -367,8 +367,8 @@ assert final["binary"][:, -1].mean() < final["Lloyd"][:, -1].mean() < final["d-o
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise says what to put in `answer`; run the `check` cell below it. `answer = None` means "not
-# attempted yet". The last cell counts what you have passed.
+# How to work them (what `answer` holds, what `check` prints, parts graded apart, the precision a number
+# needs): [Working the exercises](../docs/EXERCISES.md).
 
 # %%
 from kmt_ref.exercises import check, report
@@ -439,7 +439,8 @@ check("05.2", answer)
 # and block 3 over the points only (`empty="nearest_code"`), all at γ = ∞. Write a function
 # `scalar_layer(X, C0)` that returns the centers after one layer, shape $(d, k)$, from what the blocks do
 # (§2 says what blocks 1 and 3 score; blocks 2 and 4 reset), computed with NumPy, not by running the
-# circuit: your function may not call `layer_forward`, `attention`, `run_layers` or `binary_transformer`.
+# circuit: your function may not call `layer_forward`, `fast_layer_forward`, `attention`, `run_layers` or
+# `binary_transformer`.
 # `answer` is the function; `check` calls it on ties it chooses itself, on an empty cluster and on untied
 # data (to 1e-12).
 #

@@ -53,9 +53,11 @@ def _tests_cells(nb):
 def _test_ids(id):
     """{grade id: (part or None, the hidden test)} of the tests cells of exercise ``id``."""
     ex, stem = EXERCISES[id], f"ex{id.replace('.', '_')}_test"
+    fresh = "from kmt_ref.exercises import check as kmt_ref_check\n"  # not the submission's `check`
     if not ex.parts:
-        return {stem: (None, f'assert check("{id}", answer, quiet=True)')}
-    return {f"{stem}{i}": (i, f'assert check("{id}", answer, part={i}, quiet=True)') for i in range(1, len(ex.parts) + 1)}
+        return {stem: (None, fresh + f'assert kmt_ref_check("{id}", answer, quiet=True)')}
+    return {f"{stem}{i}": (i, fresh + f'assert kmt_ref_check("{id}", answer, part={i}, quiet=True)')
+            for i in range(1, len(ex.parts) + 1)}
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
@@ -244,7 +246,8 @@ NB01 = NOTEBOOKS["01"]
 
 #: what the made-up submission of notebook 01 puts in its answer cells (grade id -> the cell's code; the other
 #: exercises keep their stubs): a shortcut through layer_forward for 01.1, 01.2 right but for its scores (part
-#: 2), and a cell that raises before it sets `answer` for 01.4
+#: 2), a cell that raises before it sets `answer` for 01.4, and one that raises after it set a right answer
+#: for 01.6
 SHORTCUT_01_1 = """answer = None  # this exercise's answer, set below
 def tokens_after_one_layer(X, C):
     p, e = lloyd_weights(*C.shape)
@@ -253,6 +256,7 @@ answer = tokens_after_one_layer
 """
 WRONG_SCORES_01_2 = "\nanswer = (answer[0], [float(s) + 1.0 for s in answer[1]], answer[2])  # part 2 wrong\n"
 RAISES_01_4 = 'answer = None  # this exercise\'s answer, set below\nraise RuntimeError("a bug before answer is set")\n'
+RAISES_AFTER = '\nraise RuntimeError("a bug after answer is set")\n'
 
 
 def made_up_submission(release, solutions):
@@ -268,6 +272,9 @@ def made_up_submission(release, solutions):
                 + WRONG_SCORES_01_2
         elif gid == "ex01_4_code1":
             cell.source = RAISES_01_4
+        elif gid == "ex01_6_code1":
+            cell.source = solved[gid].replace("### BEGIN SOLUTION\n", "").replace("### END SOLUTION", "") \
+                + RAISES_AFTER
     return nb
 
 
@@ -319,8 +326,9 @@ def test_the_release_keeps_the_outputs_of_the_cells_that_are_not_answers(teachin
 
 @pytest.mark.slow
 def test_a_made_up_submission_scores_its_right_parts(teaching_run):
-    """01.2 right but for part 2 gets parts 1 and 3; the shortcut through layer_forward gets 0 on 01.1; the cell
-    of 01.4 that raises is reported as a failed cell and gets 0; the stubs get 0."""
+    """01.2 right but for part 2 gets parts 1 and 3; the shortcut through layer_forward gets 0 on 01.1; the cells
+    of 01.4 and 01.6 that raise (before and after setting `answer`) are reported as failed cells and get 0; the
+    stubs get 0."""
     from nbgrader.api import Gradebook
 
     course = teaching_run
@@ -335,7 +343,8 @@ def test_a_made_up_submission_scores_its_right_parts(teaching_run):
     graded = nbformat.read(course / "autograded" / "alice" / "unit1" / f"{NB01}.ipynb", as_version=4)
     out = {c.metadata["nbgrader"]["grade_id"]: "".join(o.get("text", "") for o in c.outputs)
            for c in graded.cells if "nbgrader" in c.metadata and c.cell_type == "code"}
-    assert "the cell above raised an error before it set `answer`" in out["ex01_4_test"], out["ex01_4_test"]
+    for gid in ("ex01_4_test", "ex01_6_test"):
+        assert "the cell above raised an error" in out[gid], out[gid]
     assert "layer_forward" in out["ex01_1_test"], out["ex01_1_test"]
     assert "1 of 3 parts right" in out["ex01_2_test1"] or "2 of 3 parts right" in out["ex01_2_test1"]
 

@@ -310,10 +310,17 @@ def test_a_failed_answer_cell_is_reported_as_failed(monkeypatch, capsys):
     shell = types.SimpleNamespace(last_execution_succeeded=False)
     monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
     assert check("01.9", None) is False
-    assert "raised an error before it set `answer`" in capsys.readouterr().out
+    assert "the cell above raised an error" in capsys.readouterr().out
+    assert check("01.9", 10) is False  # a right answer set before the error does not count either
+    assert "the cell above raised an error" in capsys.readouterr().out
+    y, scores, C = exercises.nb01.tie_layer()
+    assert check("01.2", (y, scores, C), quiet=True) is False
+    assert check("01.2", (y, scores, C), part=2, quiet=True) is False  # a part's cell follows the check cell
     shell.last_execution_succeeded = True
     assert check("01.9", None) is False
     assert "not attempted yet" in capsys.readouterr().out
+    assert check("01.9", 10, quiet=True)
+    assert check("01.2", (y, scores, C), quiet=True) and check("01.2", (y, scores, C), part=2, quiet=True)
 
 
 def test_each_exercise_resets_answer_once_outside_its_solution():
@@ -378,3 +385,23 @@ def test_a_student_function_cannot_read_or_leave_the_checkers_caches(capsys):
 
     assert not check("01.7", exits)
     assert "raised SystemExit" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("nb", list(NOTEBOOKS))
+def test_every_forbidden_function_is_named_where_the_student_reads(nb):
+    """Each function an exercise forbids is named in its statement or in its notebook's Exercises section."""
+    cells = make_notebook.parse_percent((ROOT / "notebooks" / "src" / f"{NOTEBOOKS[nb]}.py").read_text())
+    intro = "\n".join(body for kind, body in cells if kind == "markdown" and re.search(r"^## Exercises", body, re.M))
+    for id, ex in EXERCISES.items():
+        if not id.startswith(nb + ".") or not ex.forbidden:
+            continue
+        statement = next(body for kind, body in cells
+                         if kind == "markdown" and re.search(rf"^#+ Exercise {re.escape(id)}\s*$", body, re.M))
+        missing = [f.__name__ for f in ex.forbidden if f"`{f.__name__}`" not in statement + intro]
+        assert not missing, f"{id}: the text does not name {missing}"
+
+
+@pytest.mark.parametrize("nb", list(NOTEBOOKS))
+def test_every_notebook_links_the_guide_to_the_exercises(nb):
+    text = (ROOT / "notebooks" / "src" / f"{NOTEBOOKS[nb]}.py").read_text()
+    assert "[Working the exercises](../docs/EXERCISES.md)" in text
