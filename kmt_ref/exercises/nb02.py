@@ -3,7 +3,9 @@ soft k-means (beta) and spherical k-means.
 
 Every code exercise asks for a function; its checker calls it (:func:`call_answer`) on inputs
 the notebook does not show (other data, other dimensions, ties, duplicated and empty centers)
-and compares it with what kmt_ref computes, outside that call, in well under a second.
+and compares it with what kmt_ref computes, outside that call, in well under a second. The function
+gets copies of its inputs (02.3's a copy of the layout), so changing them changes nothing in the check;
+what it returns is compared with expect_value in the dtype it has.
 
 The premises the exercises rest on, as measured (tests/exercises/test_nb02.py re-measures them):
 
@@ -34,6 +36,8 @@ The premises the exercises rest on, as measured (tests/exercises/test_nb02.py re
   1.0 rad, its turn misses the rotation by more than 5 degrees at one of them at least.
 """
 from __future__ import annotations
+
+import copy
 
 import numpy as np
 
@@ -207,35 +211,46 @@ def _c023(answer):
     for d, k in FFN_SIZES:
         _, emb = dot_product_weights(d, k)
         where = f"for d = {d}, k = {k}: "
-        out = call_answer(answer, emb)
-        expect(isinstance(out, (tuple, list)) and len(out) == 2, f"{where}return the pair (W1, W2)")
-        W1 = as_array(out[0], (None, emb.d_emb), f"{where}W1")
+        # everything the check needs, taken from its own layout before the student's function sees a copy of it
+        d_emb, norm = emb.d_emb, emb.rows("norm")
+        tokens = [(C, emb.embed_centers(C)) for C in _ffn_centers(d, k)]  # (d, k), (d_emb, k)
+        W1, W2, dtype = _ffn_weights(call_answer(answer, copy.deepcopy(emb)), d_emb, where)
         h = W1.shape[0]
-        W2 = as_array(out[1], (emb.d_emb, h), f"{where}W2")
-        expect(h >= 1, f"{where}W1 needs at least one hidden unit (one row)")
         expect(h <= d, f"{where}W1 has {h} hidden units; Theorem 2.2's FFN uses 2d = {2 * d}: use at most d = {d}")
-        norm = emb.rows("norm")
-        others = np.ones(emb.d_emb, bool)
+        others = np.ones(d_emb, bool)
         others[norm] = False
-        for C in _ffn_centers(d, k):
-            Z = emb.embed_centers(C)  # (d_emb, k)
+        for C, tokens_C in tokens:
+            Z = tokens_C.astype(dtype)  # (d_emb, k), in the weights' precision
             Z[norm] = 0.0  # what block 4 leaves
             res = Z + W2 @ requ(W1 @ Z)  # (d_emb, k)
             expect(np.array_equal(res[others], Z[others]), f"{where}your block changes rows other than `norm`: "
                                                            "W2 may only write into the norm row")
-            want = np.sum(C * C, axis=0)
-            expect(np.allclose(res[norm][0], want, rtol=1e-13, atol=1e-300),
-                   f"{where}for the centers {C.round(3).T.tolist()} your block writes "
-                   f"{res[norm][0].round(4).tolist()} into the norm row, not ||c_j||^2 (a ReQU unit squares one "
-                   "linear function of the token: which functions, of which rows, do you need?)")
+            expect_value(res[norm][0], np.sum(C * C, axis=0), rtol=1e-13,
+                         what=f"{where}what your block writes into the norm row",
+                         hint=f"{where}for the centers {C.round(3).T.tolist()} your block writes "
+                              f"{res[norm][0].round(4).tolist()} into the norm row, not ||c_j||^2 (a ReQU unit "
+                              "squares one linear function of the token: which functions, of which rows, do you "
+                              "need?)")
     _, emb = dot_product_weights(2, 3)
-    W1, W2 = (np.asarray(w, dtype=float) for w in call_answer(answer, emb))
     c = np.array([[-0.5, 1.0, 2.0], [1.0, 0.0, 1.0]])  # (d, k): the first center has a negative coordinate
-    Z = emb.embed_centers(c)
-    Z[emb.rows("norm")] = 0.0
-    neg = float((Z + W2 @ requ(W1 @ Z))[emb.rows("norm")][0, 0])
+    Z, norm = emb.embed_centers(c), emb.rows("norm")
+    Z[norm] = 0.0
+    W1, W2, _ = _ffn_weights(call_answer(answer, copy.deepcopy(emb)), emb.d_emb, "for d = 2, k = 3: ")
+    neg = float((Z + W2 @ requ(W1 @ Z))[norm][0, 0])
     return (f"right. On c = (-0.5, 1) it writes {neg:g} instead of ||c||^2 = 1.25: ReQU(z) = 0 for z < 0, "
             "hence the second unit -c_p per coordinate in Theorem 2.2")
+
+
+def _ffn_weights(out, d_emb, where):
+    """(W1 (h, d_emb), W2 (d_emb, h), the dtype the block computes in) from what 02.3's function returns."""
+    expect(isinstance(out, (tuple, list)) and len(out) == 2, f"{where}return the pair (W1, W2)")
+    W1 = as_array(out[0], (None, d_emb), f"{where}W1")
+    h = W1.shape[0]
+    expect(h >= 1, f"{where}W1 needs at least one hidden unit (one row)")
+    W2 = as_array(out[1], (d_emb, h), f"{where}W2")
+    # weights of a lower float precision make the block compute in it (a float32 block gets the dtype hint)
+    dtype = np.result_type(*[np.asarray(w).dtype if np.asarray(w).dtype.kind == "f" else np.float64 for w in out])
+    return W1.astype(dtype), W2.astype(dtype), dtype
 
 
 # ----------------------------------------------------------------------------- 02.4
@@ -276,17 +291,15 @@ def _offset_cases():
 def _c024(answer):
     for name, X, C, a in _offset_cases():
         want = _offset_centers(X, C, a)  # (d, k)
-        got = as_array(call_answer(answer, X.copy(), C.copy(), a), C.shape,
-                       f"the centers on {name} at a = {a:g}, an array of the shape of C")
+        out = call_answer(answer, X.copy(), C.copy(), a)
         # means of at most n + 1 unit-scale vectors: rounding ~1e-15
-        if np.allclose(got, want, rtol=0, atol=1e-12):
-            continue
-        if np.allclose(got, lloyd(X, C, 1).centers[1], rtol=0, atol=1e-12):
-            raise Wrong(f"on {name} at a = {a:g} you return Lloyd's step with 'keep'; at this offset compare the "
-                        "own token's score 1 - a with the members' 1 and the other points' 0")
-        raise Wrong(f"on {name} at a = {a:g} your centers differ from the layer's: list the scores of every key "
-                    "for each center (members, other points, its own token, the other center tokens): which keys "
-                    "tie for the maximum?")
+        expect_value(out, want, atol=1e-12, what=f"the centers on {name} at a = {a:g}",
+                     wrong=[(lloyd(X, C, 1).centers[1],
+                             f"on {name} at a = {a:g} you return Lloyd's step with 'keep'; at this offset compare "
+                             "the own token's score 1 - a with the members' 1 and the other points' 0")],
+                     hint=f"on {name} at a = {a:g} your centers differ from the layer's: list the scores of every "
+                          "key for each center (members, other points, its own token, the other center tokens): "
+                          "which keys tie for the maximum?")
     return ("right: each center averages the keys that reach its largest score (members 1, its own token 1 - a, "
             "other points 0, other center tokens -a), ties included")
 
@@ -447,9 +460,8 @@ def _c027(answer):
     expect(callable(answer), "answer = a function step(X, C) -> C_new (d, k)")
     for name, X, C, hint in _spherical_cases():
         want = spherical_kmeans(X, C, 1).centers[1]  # (d, k)
-        got = as_array(call_answer(answer, X.copy(), C.copy()), C.shape,
-                       f"the new centers on {name}, an array of the shape of C")
-        expect(np.allclose(got, want, rtol=0, atol=1e-12), f"wrong on {name}: {hint}")
+        expect_value(call_answer(answer, X.copy(), C.copy()), want, atol=1e-12, what=f"the new centers on {name}",
+                     hint=f"wrong on {name}: {hint}")
     return "right: normalize, assign by the largest cosine, normalize the member mean (or keep, or 0)"
 
 

@@ -190,22 +190,34 @@ def _c041(answer, part):
         X, C0 = _tasks(case)
         name, ends = _describe(case), _lloyd_ends(case)
         want = ends[:, 0] - ends.min(axis=1)
-        got = as_array(_answer_on(answer, "04.1", part, case, X, C0), (case[1],),
-                       f"the gaps on {name} (one per task)")
+        out = _answer_on(answer, "04.1", part, case, X, C0)
+        got = as_array(out, (case[1],), f"the gaps on {name} (one per task)")
         expect(np.all(got >= -GAP_ATOL), f"on {name}: a gap is never negative, since the 8 starts include C0 "
                                          "itself (r = 0): take the minimum over all 8, then subtract it from C0's")
         expect(np.any(got > STUCK), f"on {name}: every gap is 0, yet some tasks here are stuck: did you compare "
-                                    "each start with itself? Run Lloyd from each of the 8 starts, take the minimum "
-                                    "over them per task, and subtract it from the value from C0")
+                                    "each start with itself? The gap compares C0's run with the best of the 8")
         J = np.exp(ends)
-        expect_value(got, want, atol=GAP_ATOL, what=f"the gaps on {name}",
+        expect_value(out, want, atol=GAP_ATOL, what=f"the gaps on {name}",
                      wrong=[(J[:, 0] - J.min(axis=1), "those are gaps of the objective J; the exercise measures "
                                                       "them in log J (natural log)"),
-],
-                     hint=f"not the gaps on {name}: per task, log J after 20 iterations (the last column of "
-                          "lloyd_batch) from each start X[:, :, k r : k (r + 1)], r = 0 .. 7, with k = C0.shape[2]; "
-                          "the gap is the r = 0 value minus the smallest of the 8")
+                            (want / np.log(10.0), "those are gaps of log10 J; the exercise measures them in the "
+                                                  "natural log")],
+                     hint=_gap_hint(got, want, name))
     return f"right on fresh tasks at d = {d}, with k = 3 and k = 4"
+
+
+def _gap_hint(got, want, name):
+    """Which step of 04.1's gaps a wrong answer gets wrong, read off the tasks it gets wrong."""
+    off = np.abs(got - want) > 20 * GAP_ATOL
+    stuck = want > STUCK
+    if np.any(off & ~stuck):
+        return (f"not the gaps on {name}: on some tasks where C0's run ends lowest of the 8 your gap is not 0: do "
+                "your 8 runs start from the exercise's columns, for this task's k, and run as many iterations?")
+    if np.any(off & stuck & (got <= STUCK)):
+        return (f"not the gaps on {name}: some tasks where another start ends below C0's run get gap 0: are all "
+                "8 starts run, each on its own k columns of the task?")
+    return (f"not the gaps on {name}: your gaps are 0 where they should be, and off where a start beats C0: "
+            "compare the value each run ends at with the exercise's (after 20 iterations, in log J)")
 
 
 # ----------------------------------------------------------------------------- 04.2
@@ -293,22 +305,22 @@ def _c043(answer):
         X, C0 = _tasks(case)
         name = f"{_describe(case)}, s = {s:g}"
         want = _soft_ends(case, s)
-        got = as_array(call_answer(answer, _copy(X), _copy(C0), s), (case[1],),
-                       f"the final log objectives on {name} (one per task)")
+        out = call_answer(answer, _copy(X), _copy(C0), s)
+        got = as_array(out, (case[1],), f"the final log objectives on {name} (one per task)")
         if np.any(got > 10):
             raise Wrong(f"on {name}: some values are huge (log J > 10): did you scale V too, or leave biases "
                         "that are not zero? What V writes must stay as it is (V1 writes e_j, V3 the mean of the "
                         "members, V4 removes the old center), with every bias zero")
         if s < 10 and np.allclose(got, _lloyd_ends(case)[:, 0], atol=1e-3):
             raise Wrong(f"on {name}: that is Lloyd's result: is s applied? Scale the Q and K of all four blocks")
-        expect_value(got, want, atol=SOFT_ATOL, what=f"the final log objectives on {name}",
+        expect_value(out, want, atol=SOFT_ATOL, what=f"the final log objectives on {name}",
                      wrong=[(_soft_ends(case, s, qk=s * s), "Q and K are each scaled by s (the score, quadratic "
                                                             "in Q and K, then scales by s^2)"),
                             (_soft_ends(case, s, steps=0), "that is the start: apply the layer 20 times"),
                             (np.exp(want), "those are objectives J: the exercise asks for log J (natural log)")],
-                     hint=f"not the final log objectives on {name}: Q1, K1, ..., Q4, K4 times s, V1 ... V4 as "
-                          "lloyd_weights(d, k, 'linear') gives them, every bias (bQ1 ... bV4) zero, then "
-                          "log of run_model(params, X, C0, 20)[0][:, -1]")
+                     hint=f"not the final log objectives on {name}: compare your layer with Theorem 2.1's "
+                          "hand-set one matrix by matrix (which ones s multiplies, what the biases hold), and count "
+                          "the steps it runs")
     return "right: your function builds and runs the soft Lloyd layer on tasks it has not seen"
 
 
@@ -329,12 +341,11 @@ def _c044(answer):
         name = f"{_describe(case)}, s = {s:g}, lam = {lam:g}"
         C1 = _after_one_step(case, s)
         want = soft_kmeans_loss(X, C1, lam)  # the library's loss, outside the student's function
-        got = as_array(call_answer(answer, _copy(X), _copy(C0), s, lam), (case[1],),
-                       f"the one-step losses on {name} (one per task)")
-        expect_value(got, want, rtol=LOSS_RTOL, what=f"the one-step losses on {name}",
-                     wrong=[(_loss(X, C0, lam), "that is the loss at the start C0: apply the layer once first "
-                                                "(run_model(params, X, C0, 1) returns the centers after one step "
-                                                "in centers[1])"),
+        out = call_answer(answer, _copy(X), _copy(C0), s, lam)
+        as_array(out, (case[1],), f"the one-step losses on {name} (one per task)")
+        expect_value(out, want, rtol=LOSS_RTOL, what=f"the one-step losses on {name}",
+                     wrong=[(_loss(X, C0, lam), "that is the loss at the start C0: the loss is taken after one "
+                                                "application of the layer"),
                             (batch_objective(X, C1), "that is the hard objective J after one step; the loss weights "
                                                      "every center by softmax_j(-lam ||x_i - c_j||^2)"),
                             (np.log(want), "that is the log of the loss; the exercise asks for the loss itself"),
@@ -343,9 +354,8 @@ def _c044(answer):
                             (_loss(X, C1, lam, per_point=True), "the loss sums over the points; it does not "
                                                                 "average them"),
                             (_loss(X, C1, 10.0), "lam is an argument: use the lam the function is given")],
-                     hint=f"not the one-step losses on {name}: C1 = run_model(params, X, C0, 1)[1][1] (the "
-                          "centers after one step, (B, d, k)), then per task sum_i sum_j softmax_j(-lam D_ji) D_ji "
-                          "with D_ji = ||x_i - c_j||^2 (section 3)")
+                     hint=f"not the one-step losses on {name}: check the centers the loss is taken at (after one "
+                          "step of the s layer of 04.3) and the weights of each squared distance (section 3)")
     return "right: one step of the layer, and the training loss written out"
 
 
@@ -442,9 +452,9 @@ def _c046(answer, part):
                                                                 "the whole diagonal takes in the scratch rows too"),
                             (_gammas(params, d, product=lambda Q, K: Q @ K.T)[i],
                              "the bilinear part of the score is z'^T K^T Q z: its matrix is Q^T K, not Q K^T")],
-                     hint=f"not gamma of block {part} on {name}: M = Q_b.T @ K_b (d_emb x d_emb, d_emb = "
-                          "params['Q1'].shape[0]); s_b^2 = the mean of the diagonal of its data block M[:d, :d]; "
-                          "the model's score is -||K z' - Q z||^2 / sqrt(d_emb)")
+                     hint=f"not gamma of block {part} on {name}: check the matrix s_b^2 is read from (the "
+                          f"bilinear part of block {part}'s score, section 8), which of its entries are averaged, and "
+                          "what the trained model divides its scores by")
     return f"right: block {part}'s inverse temperature, read off any parameter set"
 
 

@@ -671,7 +671,9 @@ check("02.2", answer)
 #
 # `answer`: the function, returning `W1` of shape (h, d_emb) and `W2` of shape (d_emb, h), h ≤ d. It may not
 # call `dot_product_weights` (whose `W1` holds Theorem 2.2's 2d units): build the matrices with NumPy.
-# `check` calls it for d, k = (2, 3), (1, 1), (3, 2) and (5, 4).
+# `check` calls it for d, k = (2, 3), (1, 1), (3, 2) and (5, 4) and compares what the block writes into the
+# `norm` row with $\|c\|^2$ to a relative 1e-13 (a sum of d rounded squares, in float64); every other row
+# must stay exactly as it was.
 
 # %%
 ### BEGIN SOLUTION

@@ -350,3 +350,81 @@ def test_02_4_may_take_its_labels_from_lloyd():
         return out
 
     assert check("02.4", with_lloyd, quiet=True)
+
+
+# ----------------------------------------------------------------------------- the precision policy (02.3, 02.4, 02.7)
+def _float32(out):
+    return tuple(np.asarray(w, dtype=np.float32) for w in out) if isinstance(out, tuple) else \
+        np.asarray(out, dtype=np.float32)
+
+
+def _ffn_slightly_off(emb):  # the right block, its sum of squares too large by a relative 3e-13 (rtol 1e-13)
+    W1, W2 = RIGHT["02.3"](emb)
+    return W1, W2 * (1 + 3e-13)
+
+
+NEAR_MISSES = {"02.3": _ffn_slightly_off,
+               "02.4": lambda X, C, a: RIGHT["02.4"](X, C, a) + 5e-12,  # atol 1e-12
+               "02.7": lambda X, C: RIGHT["02.7"](X, C) + 5e-12}  # atol 1e-12
+
+
+@pytest.mark.parametrize("id", ["02.3", "02.4", "02.7"])
+def test_a_right_function_in_float32_gets_the_dtype_hint(id, capsys):
+    ok, out = _check(id, lambda *args: _float32(RIGHT[id](*args)), capsys)
+    assert not ok and "right method" in out and "float32" in out, out
+
+
+@pytest.mark.parametrize("id", ["02.3", "02.4", "02.7"])
+def test_a_right_function_just_outside_the_tolerance_gets_give_more_digits(id, capsys):
+    ok, out = _check(id, NEAR_MISSES[id], capsys)
+    assert not ok and "right method, give more digits" in out, out
+
+
+def test_the_wrong_functions_of_02_3_02_4_02_7_keep_their_hints(capsys):
+    W = wrong_nb02.WRONG
+    expected = [("02.3", W["02.3"][0], "use at most d = 2"), ("02.3", W["02.3"][1], "not ||c_j||^2"),
+                ("02.3", W["02.3"][2], "changes rows other than `norm`"),
+                ("02.4", W["02.4"][0], "Lloyd's step with 'keep'"), ("02.4", W["02.4"][1], "which keys tie"),
+                ("02.7", lambda X, C: wrong_nb02._step(X, C, keep_unit=False), "an empty cluster keeps")]
+    for id, fn, hint in expected:
+        ok, out = _check(id, fn, capsys)
+        assert not ok and hint in out and "right method" not in out, (id, out)
+
+
+class _NoWrite(np.ndarray):
+    """An array whose item assignment does nothing (what a function could hand the checker's `Z[norm] = 0`)."""
+
+    def __setitem__(self, key, value):
+        pass
+
+
+def _zero_block(emb):
+    return np.zeros((1, emb.d_emb)), np.zeros((emb.d_emb, 1))
+
+
+def test_02_3_a_function_that_changes_its_layout_changes_nothing_in_the_check(capsys):
+    """The function gets a copy of the layout: emptying its `rows` cannot crash the check (an IndexError), and
+    making its `embed_centers` return tokens whose norm row cannot be cleared cannot pass a block that writes
+    nothing."""
+    def empties_rows(emb):
+        object.__setattr__(emb, "rows", lambda name: slice(0, 0))
+        return _zero_block(emb)
+
+    def uncleared_tokens(emb):
+        embed = emb.embed_centers
+        object.__setattr__(emb, "embed_centers", lambda C: embed(C).view(_NoWrite))
+        return _zero_block(emb)
+
+    for attack in (empties_rows, uncleared_tokens):
+        ok, out = _check("02.3", attack, capsys)
+        assert not ok and "not ||c_j||^2" in out and "Traceback" not in out, out
+    layouts = []
+
+    def right_on_a_changed_layout(emb):
+        W = RIGHT["02.3"](emb)
+        object.__setattr__(emb, "rows", lambda name: slice(0, 0))
+        layouts.append(emb)
+        return W
+
+    assert check("02.3", right_on_a_changed_layout, quiet=True)
+    assert all(emb.rows("norm") == slice(0, 0) for emb in layouts)  # the copies changed, the check's did not

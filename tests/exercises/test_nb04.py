@@ -385,3 +385,49 @@ def test_04_2_and_04_7_hints_do_not_name_the_right_letter_or_value():
                 EXERCISES["04.2"].checker(answer, part)
             except nb04.Wrong as wrong:
                 assert "0.0538" not in str(wrong) and "2.78" not in str(wrong)
+
+
+# ----------------------------------------------------------------------------- the precision policy of 04.1
+def test_04_1_float32_gaps_get_the_dtype_hint_and_a_near_miss_more_digits(capsys):
+    """Every part compares the function's own output (its dtype included) under the stated 1e-9."""
+    assert check("04.1", lambda X, C0: right_gaps(X, C0).astype(np.float32)) is False
+    out = capsys.readouterr().out
+    assert out.count("float32") == 2 and out.count("right method") == 2, out
+    assert check("04.1", lambda X, C0: right_gaps(X, C0) + 3e-9) is False
+    assert capsys.readouterr().out.count("right method, give more digits") == 2
+
+
+def test_04_1_a_wrong_function_is_told_which_step_is_wrong(capsys):
+    def three_iterations(X, C0):  # every run stopped early, before Lloyd has converged
+        k = C0.shape[2]
+        ends = np.stack([[np.log(lloyd(X[b], X[b][:, k * r:k * (r + 1)], 3).objective[-1]) for b in range(len(X))]
+                         for r in range(8)], axis=1)
+        return ends[:, 0] - ends.min(axis=1)
+
+    def some_starts_missed(X, C0):  # only the first two starts: some stuck tasks get gap 0
+        k = C0.shape[2]
+        ends = np.stack([lloyd_log_end(X, X[:, :, k * r:k * (r + 1)]) for r in range(2)], axis=1)
+        return ends[:, 0] - ends.min(axis=1)
+
+    for fn, part, hint in [(_wrong._gaps_of_J, 1, "gaps of the objective J"),
+                           (lambda X, C0: right_gaps(X, C0) / np.log(10), 1, "log10"),
+                           (_wrong._gaps_k3, 1, "for this task's k"),
+                           (some_starts_missed, 1, "get gap 0"),
+                           (three_iterations, 1, "as many iterations")]:
+        assert check("04.1", fn, part=part) is False
+        out = capsys.readouterr().out
+        assert hint in out and "right method" not in out, out
+
+
+@pytest.mark.parametrize("id, fn", [
+    ("04.1", lambda X, C0: right_gaps(X, C0) * 1.5),
+    ("04.3", lambda X, C0, s: right_soft_ends(X, C0, s) + 0.01),
+    ("04.4", lambda X, C0, s, lam: right_one_step_loss(X, C0, s, lam) * 1.01),
+    ("04.6", lambda params, d: np.array(right_gammas(params, d)) * 1.01),
+])
+def test_the_last_hint_points_at_a_step_without_writing_its_code(id, fn, capsys):
+    assert check(id, fn) is False
+    out = capsys.readouterr().out
+    assert "not yet: not " in out, out
+    for code in ("run_model(", "lloyd_batch", "lloyd_weights(", "@", "[:", "softmax_j", ".T", "sqrt", "M = "):
+        assert code not in out, (code, out)
