@@ -1,21 +1,11 @@
 """The course for nbgrader: ``python -m kmt_ref course DIR``, ``feedback DIR`` and ``screen DIR``.
 
-``course DIR`` writes an nbgrader course directory (docs/TEACHING.md walks through its use):
-
-- ``DIR/nbgrader_config.py``: the stubs of ``tools/make_notebook.py`` (so that ``nbgrader generate_assignment``
-  releases the student notebook, cell for cell), a cell timeout long enough for notebook 04's training, and the
-  release's preprocessors (:func:`release_preprocessors`): nbgrader's, except that its ``ClearOutput``, which
-  clears every output, is replaced by :func:`clear_answer_outputs`, which clears only the outputs of the
-  answer cells and the tests cells (they show the solutions' values) and keeps the figures, animations and
-  tables of every other cell;
-- ``DIR/source/unitN/<notebook>.ipynb`` for each unit N (:data:`UNITS`): the solutions notebook, the outputs of
-  its ungraded cells taken from the student notebook (so that the release shows what the student notebook
-  shows, ``report``'s ``0/N passed`` included), and its relative links rewritten for the assignment's folder
-  (:func:`rewrite_links`);
-- beside each notebook, the files its links reach (:func:`linked_files`: the pages of ``docs/`` it links to,
-  the pages and figures these link to, and so on), at their paths in the repository, so that every link of
-  the release resolves in the folder a student receives. ``docs/TEACHING.md`` and ``docs/RUBRICS.md``
-  state answers and are never copied (a link to them keeps its text and loses its target).
+``course DIR`` writes an nbgrader course directory: ``DIR/nbgrader_config.py`` (:data:`CONFIG`, with the
+release's preprocessors of :func:`release_preprocessors`) and, for each unit of :data:`UNITS`,
+``DIR/source/unitN/`` with the solutions notebook (:func:`course_notebook`, its links rewritten by
+:func:`rewrite_links`) and the files its links reach (:func:`linked_files`; never :data:`INSTRUCTOR_DOCS`).
+What the configuration sets and why, and the nbgrader workflow around both commands, are in docs/TEACHING.md
+("With nbgrader").
 
 ``feedback DIR`` makes the feedback pages ``nbgrader generate_feedback`` wrote under ``DIR/feedback/`` read
 offline (:func:`offline_feedback`): MathJax 2.7 from the ``jupyter-server-mathjax`` package, in a
@@ -26,9 +16,9 @@ self-contained: return it whole.
 
 ``screen DIR`` lists the lines of submitted code cells that touch the grading machinery (:func:`screen`).
 
-An existing ``DIR`` must be empty or a course this command wrote (its marker file ``.kmt_ref_course``); it
-is then updated in place: ``nbgrader_config.py`` and ``source/`` are written again, and everything nbgrader
-wrote (``release/``, ``submitted/``, ``autograded/``, ``feedback/``, ``gradebook.db``) is kept.
+An existing ``DIR`` must be empty or a course this command wrote (its marker file :data:`MARKER`); it is
+then updated in place, and everything nbgrader wrote (``release/``, ``submitted/``, ``autograded/``,
+``feedback/``, ``gradebook.db``) is kept.
 """
 from __future__ import annotations
 
@@ -460,7 +450,7 @@ def register(subparsers):
     p = subparsers.add_parser(
         "course", help="an nbgrader course directory: its config and one assignment per unit",
         description="Write an nbgrader course directory: nbgrader_config.py, and source/unitN/ with notebook N's "
-                    "solutions and the docs it links to (docs/TEACHING.md, 'With nbgrader').")
+                    "solutions and the pages and figures its links reach (docs/TEACHING.md, 'With nbgrader').")
     p.add_argument("dir", metavar="DIR", help="the course's folder: new, empty, or a course written before")
     p.add_argument("--units", nargs="+", choices=list(UNITS), default=None, metavar="UNIT",
                    help=f"the assignments to write (default all: {' '.join(UNITS)})")

@@ -23,8 +23,8 @@ nbgrader can take the solutions notebook as its source version:
   region becomes ``# your code: it sets `answer``` and a markdown region
   ``*Your answer here.*``. The first code cell with a solution region of each
   exercise starts, outside the region, with ``answer = None``, so that a cell that
-  fails before it sets ``answer`` leaves None (which ``check`` reports as a failed
-  cell), never the previous exercise's answer.
+  fails before it sets ``answer`` leaves None, never the previous exercise's answer
+  (``check`` run after a cell that raised reports that cell as failed).
 
 In the solutions every cell holding a solution region carries nbgrader's cell
 metadata (schema 3): a code region is an "autograded answer", a markdown region a
@@ -43,10 +43,12 @@ part 1 (``kmt_ref_check("NN.M", answer, part=1, quiet=True)``) and a cell of its
 for each further part, ``# NN.M, part i of P: <what> (graded in this cell)`` with its
 hidden test, so a half-right answer gets the points of its right parts. An exercise is
 worth its minutes in points, split equally over its graded units (its tests, and each
-manually graded answer), the tests' share split equally over its parts (open). So ``nbgrader generate_assignment``, with the
-configuration docs/TEACHING.md gives, accepts the solutions notebook as it is, and its
-release is the student notebook, cell for cell (sources and metadata, checksums
-included), which therefore can be collected and autograded too.
+manually graded answer), the tests' share split equally over its parts (open). So
+``nbgrader generate_assignment``, with the configuration ``python -m kmt_ref course``
+writes (kmt_ref/course.py), accepts the solutions notebook as it is, and its release is
+the student notebook, cell for cell (the same sources and nbgrader metadata, checksums
+included; execution timestamps and widget ids may differ), which therefore can be
+collected and autograded too.
 """
 from __future__ import annotations
 

@@ -6,16 +6,10 @@ not; the hint helps without giving the answer away. Checkers read answers with
 the ``as_*`` helpers below, so that an answer of the wrong type or shape gives a
 hint too, never a traceback from inside NumPy.
 
-The precision policy (open), written once here and in docs/TEACHING.md: every
-numeric checker compares with :func:`expect_value`. A typed number is right
-when it agrees with the exact value to :data:`DIGITS` significant digits, the
-precision the notebooks print, unless the exercise states another tolerance in
-its text (a bisection's relative width, or an absolute tolerance for what a
-student's function computes in float64). A value that is close but outside the
-tolerance gets "right method, give more digits", never a hint about the method;
-equivalent forms (a list or an array, any float dtype that holds the value) are
-accepted, and a float32 result that is right to float32 precision gets a hint
-about the form.
+The precision policy (open) is written for students in docs/EXERCISES.md
+("Precision"). :func:`expect_value` applies it to typed values and computed
+arrays; the checkers of exercises 01.7, 02.5, 03.2 and 03.4 compare with the
+width they state directly.
 """
 from __future__ import annotations
 
