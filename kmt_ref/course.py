@@ -427,7 +427,8 @@ def _screen_command(args):
     found = screen(args.dir)
     for student, assignment, notebook, index, line in found:
         print(f"{student} {assignment}/{notebook} cell {index}: {line}")
-    print(f"{len(found)} lines to read" if found else "no submitted cell touches the grading machinery")
+    print(f"{len(found)} line{'' if len(found) == 1 else 's'} to read" if found else
+          "no submitted cell touches the grading machinery")
     return 0
 
 

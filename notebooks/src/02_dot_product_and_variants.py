@@ -533,10 +533,8 @@ print("antipodal members: center", spherical_kmeans_transformer(anti, anti[:, :1
 # %% [markdown]
 # ## Exercises
 #
-# Each exercise states what `answer` must be. Set it in the cell below the task and run the
-# `check` cell; `check` says whether the answer is right and, if not, gives a hint.
-# Exercises graded by reading (proofs, explorations) have their model answer in
-# `notebooks/solutions/`.
+# How to work them (what `answer` holds, what `check` prints, parts graded apart, the precision a number
+# needs): [Working the exercises](../docs/EXERCISES.md).
 
 # %%
 from kmt_ref.exercises import check, report

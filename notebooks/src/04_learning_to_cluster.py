@@ -508,6 +508,9 @@ assert np.all(np.diag(W["4"]) > 0.9)                           # block 4 attenti
 # %% [markdown]
 # ## Exercises
 #
+# How to work them (what `answer` holds, what `check` prints, parts graded apart, the precision a number
+# needs): [Working the exercises](../docs/EXERCISES.md).
+#
 # The notebook's tasks for the exercises: 32 tasks of the small configuration's distribution (n = 64, k = 3)
 # at d = 4 and at d = 8, drawn with the evaluation seed (`TASKS[d] = (X, C0)`, X of shape (32, d, 64), C0 of
 # shape (32, d, 3)). `lloyd_batch(X, C, T)` runs Lloyd's algorithm on all of them at once and returns the

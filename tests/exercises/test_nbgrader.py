@@ -247,8 +247,9 @@ NB01 = NOTEBOOKS["01"]
 #: what the made-up submission of notebook 01 puts in its answer cells (grade id -> the cell's code; the other
 #: exercises keep their stubs): a shortcut through layer_forward for 01.1, 01.2 right but for its scores (part
 #: 2), a cell that raises before it sets `answer` for 01.4, and one that raises after it set a right answer
-#: for 01.6
+#: for 01.6; the shortcut's cell also imports importlib, which the screening lists
 SHORTCUT_01_1 = """answer = None  # this exercise's answer, set below
+import importlib  # harmless here, but a line python -m kmt_ref screen lists
 def tokens_after_one_layer(X, C):
     p, e = lloyd_weights(*C.shape)
     return layer_forward(p, e.embed_points(X), e.embed_centers(C), lloyd_layer())
@@ -300,6 +301,8 @@ def teaching_run(tmp_path_factory):
                              capture_output=True, text=True, timeout=900)
         _no_error(run)
         times.append(time.perf_counter() - start)
+        with open(work / "outputs.txt", "a") as log:
+            log.write(run.stdout)
         cwd = Path((work / "cwd").read_text().strip())
     print("TEACHING's blocks ran in " + ", ".join(f"{t:.0f} s" for t in times))
     return cwd
@@ -416,3 +419,10 @@ def test_the_weights_example_of_teaching_is_what_make_notebook_gives():
             "checked parts and a written proof) gives 5 points to each part's tests cell and 10 to the written "
             "proof") in text
     assert "(01.2's three parts: 1.67, 1.67 and 1.66 points)" in text
+
+
+@pytest.mark.slow
+def test_the_screening_lists_the_line_to_read(teaching_run):
+    printed = next(p / "outputs.txt" for p in teaching_run.parents if (p / "outputs.txt").is_file()).read_text()
+    assert f"alice unit1/{NB01}.ipynb cell " in printed and ": import importlib" in printed, printed[-2000:]
+    assert "1 line to read" in printed
