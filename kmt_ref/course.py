@@ -10,7 +10,7 @@ What the configuration sets and why, and the nbgrader workflow around both comma
 ``feedback DIR`` makes the feedback pages ``nbgrader generate_feedback`` wrote under ``DIR/feedback/`` read
 offline (:func:`offline_feedback`): MathJax 2.7 from the ``jupyter-server-mathjax`` package, in a
 ``_static/mathjax`` folder beside the pages of each student's assignment (the parts MathJax loads for the
-site's configuration, about 3 MB), instead of a CDN; no CDN stylesheet (font-awesome); long output lines
+site's configuration, about 2 MB), instead of a CDN; no CDN stylesheet (font-awesome); long output lines
 wrapped instead of cut off at the right. Each ``feedback/<student>/<assignment>/`` folder is then
 self-contained: return it whole.
 
@@ -384,7 +384,8 @@ def offline_feedback(course):
 # --------------------------------------------------------------------------
 #: what a submitted cell has no reason to do, and can do to make the tests pass without the work: rebind
 #: `check` or `report`, write into kmt_ref, swap code objects, reload modules, trace calls, read the
-#: checkers' private state (the tests run in the student's kernel, so the guard cannot stop these)
+#: checkers' private state or frames, run code in another process or a thread of its own, or compile code
+#: (the tests run in the student's kernel, so the guard cannot stop all of these)
 TAMPERING = re.compile(
     r"^\s*(?:check|report|kmt_ref_check)\s*[:=](?!=)"          # check = ...
     r"|\bdef\s+(?:check|report)\s*\("                          # def check(...)
@@ -392,7 +393,10 @@ TAMPERING = re.compile(
     r"|\bkmt_ref\b[\w.]*\.\w+\s*=(?!=)"                        # kmt_ref.exercises.check = ...
     r"|\.\s*(?:check|report|checker)\s*=(?!=)"                   # E.check = ... (any alias)
     r"|\b(?:setattr|delattr)\s*\("
-    r"|__code__|__globals__|\bsys\.modules\b|\bimportlib\b|\b(?:set|get)trace\b|\bbuiltins\b"
+    r"|__code__|__globals__|__dict__|\bvars\s*\(|\bsys\.modules\b|\bimportlib\b|\b(?:set|get)trace\b|\bbuiltins\b"
+    r"|\b_getframe\b|\b_current_frames\b|\bcurrentframe\b|\bf_locals\b|\bf_back\b|\bgc\b"  # the checker's frames
+    r"|\bsubprocess\b|\bmultiprocessing\b|\bconcurrent\b|\b_thread\b|\bos\.(?:system|popen|fork|exec\w*)\b"
+    r"|\b(?:exec|eval|compile)\s*\(|\b__array__\b|\binspect\b"
     r"|\b(?:EXERCISES|REGISTRY|_RESULTS|_RUNNING|_FAILED_CELL|_registry)\b|\bnb0\d\._\w+",
     re.M)
 

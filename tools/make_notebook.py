@@ -45,7 +45,8 @@ hidden test, so a half-right answer gets the points of its right parts. An exerc
 worth its minutes in points, split equally over its graded units (its tests, and each
 manually graded answer), the tests' share split equally over its parts (open). So
 ``nbgrader generate_assignment``, with the configuration ``python -m kmt_ref course``
-writes (kmt_ref/course.py), accepts the solutions notebook as it is, and its release is
+writes (kmt_ref/course.py), accepts the solutions notebook (as ``course`` copies it: its links rewritten,
+its ungraded cells' outputs those of the student notebook), and its release is
 the student notebook, cell for cell (the same sources and nbgrader metadata, checksums
 included; execution timestamps and widget ids may differ), which therefore can be
 collected and autograded too.
@@ -275,6 +276,7 @@ def notebooks_from_source(src):
     for version in ("student", "solutions"):
         nb = nbformat.v4.new_notebook()
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        reset = set()
         for (kind, body), grade in zip(cells, graded):
             if kind == "markdown":
                 body = expand_exercise_headings(body, EXERCISES)
@@ -282,8 +284,9 @@ def notebooks_from_source(src):
             if version == "solutions" and grade is not None and grade[0] == "tests":
                 part = part_of(grade[2])
                 body = body + "\n" + HIDDEN_TEST.format(id=grade[1], part="" if part is None else f", part={part}")
-            if kind == "code" and BEGIN in body and grade is not None and grade[2].endswith("_code1"):
-                body = RESET + "\n" + body  # outside the solution region: released as it is
+            if kind == "code" and BEGIN in body and grade is not None and grade[1] not in reset:
+                reset.add(grade[1])  # the exercise's first code cell with a solution region (01.3's comes after
+                body = RESET + "\n" + body  # its written proof); outside the solution region: released as it is
             if version == "solutions" and kind == "markdown" and not meta:  # stored one folder deeper
                 body = relocate_links(body)
             if version == "student":

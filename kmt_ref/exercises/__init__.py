@@ -12,7 +12,8 @@ with :func:`report`, which prints ``exercises: P/N passed`` over its checked
 exercises. :data:`EXERCISES` maps every id to its :class:`Exercise` record (kind,
 difficulty, minutes, learning objective, whether it is checked); the table in
 ``docs/TEACHING.md`` is :func:`table`'s output. The checkers live in ``nb01`` to
-``nb05``, one module per notebook; the model answers are in
+``nb05``, one module per notebook (notebook 02's self-checks in ``nb02_quizzes``, notebook 04's
+tasks and reference values in ``nb04_tasks``); the model answers are in
 ``notebooks/solutions/``.
 """
 from __future__ import annotations

@@ -163,7 +163,7 @@ def as_float(answer, what="a number"):
         raise Wrong(f"expected {what}, got a bool ({answer!r})")
     try:
         value = float(np.asarray(answer, dtype=float).reshape(()))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise Wrong(f"expected {what}, got {_describe(answer)}") from None
     if not np.isfinite(value):
         raise Wrong(f"expected {what}, got {value!r}")
@@ -188,7 +188,7 @@ def as_array(answer, shape=None, what="an array", dtype=float):
     """The answer as a finite array of the given shape (None entries: any size), or Wrong."""
     try:
         arr = np.asarray(answer, dtype=dtype)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise Wrong(f"expected {what}, got {_describe(answer)}") from None
     if arr.dtype == object:
         raise Wrong(f"expected {what}, got {_describe(answer)}")
@@ -227,6 +227,24 @@ def expect(condition, hint):
 
 
 # ----------------------------------------------------------------------------- a student's function
+def _materialized(out):
+    """``out`` with every array-like in it made a plain array (or number) now: an object that computes its
+    value only when NumPy reads it (``__array__``, ``__float__``) would otherwise run after the guard."""
+    if out is None or isinstance(out, (bool, int, float, complex, str, np.generic)):
+        return out
+    if isinstance(out, np.ndarray):
+        return np.array(out)  # a plain copy: a subclass's own methods do not run later
+    if isinstance(out, (tuple, list)):
+        return type(out)(_materialized(v) for v in out) if type(out) in (tuple, list) else \
+            tuple(_materialized(v) for v in out)
+    if isinstance(out, dict):
+        return {k: _materialized(v) for k, v in out.items()}
+    if callable(out):
+        return out
+    arr = np.asarray(out)
+    return out if arr.dtype == object else np.array(arr)
+
+
 class ForbiddenCall(Exception):
     """Raised by a kmt_ref function that the running exercise does not allow its student's function to call."""
 
@@ -271,6 +289,12 @@ def _exercise_functions():
     return out
 
 
+def _fingerprint(code):
+    """What a code object computes, without where it was defined: its bytecode, constants and names."""
+    return code.co_code, code.co_names, tuple(c if isinstance(c, (str, bytes, int, float, complex, type(None)))
+                                              else repr(type(c)) for c in code.co_consts)
+
+
 def _name_of(fn):
     return f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}" if fn.__module__.startswith("kmt_ref.exercises") \
         else fn.__name__
@@ -284,11 +308,13 @@ def forbidden(functions):
     code put back) is recorded too, by a trace function that sees every Python call in this thread and
     the threads it starts; and the checkers' caches (:func:`_checker_caches`) are empty."""
     functions = list(dict.fromkeys(functions))  # each function once
-    originals = {fn.__code__: _name_of(fn) for fn in functions}
+    # by bytecode, constants and names, so that a copy of the code with another name or line number, or one
+    # compiled again from the function's source, is recognized too
+    originals = {_fingerprint(fn.__code__): _name_of(fn) for fn in functions}
     previous, previous_threads = sys.gettrace(), threading.gettrace() if hasattr(threading, "gettrace") else None
 
     def tracer(frame, event, arg):
-        name = originals.get(frame.f_code)
+        name = originals.get(_fingerprint(frame.f_code))
         if name is not None:
             _RUNNING["called"].append(name)
         return previous(frame, event, arg) if previous is not None else None
@@ -304,7 +330,7 @@ def forbidden(functions):
                 fn.__code__ = code
         sys.settrace(tracer)
         threading.settrace(tracer)
-        yield
+        yield tracer
     finally:
         sys.settrace(previous)
         threading.settrace(previous_threads)
@@ -328,8 +354,10 @@ def call_answer(fn, *args):
     banned = list(ex.forbidden if ex is not None else ()) + _exercise_functions()
     _RUNNING["called"] = []
     try:
-        with forbidden(banned):
-            out = fn(*args)
+        with forbidden(banned) as tracer:
+            out = _materialized(fn(*args))  # what it returns is read here, while the guard holds
+            if sys.gettrace() is not tracer:
+                _RUNNING["called"].append("sys.settrace")
     except (Exception, SystemExit) as err:  # noqa: BLE001 (a student's function may raise anything)
         if not _RUNNING["called"]:
             raise Wrong(f"your function raised {type(err).__name__}: {str(err)[:80]}") from None

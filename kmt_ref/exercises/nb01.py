@@ -45,6 +45,7 @@ from ..algorithms.soft import soft_kmeans
 from ..core.attention import attention, layer_forward
 from ..core.blocks import attention_scores
 from ..core.exact.layer import _euclidean_softmax
+from ..core.gradients import softmax_attention
 from ..core.exact import fast_layer_forward
 from ..core.normalizers import softmax
 from ..core.tokens import projector, run_layers, with_block
@@ -59,7 +60,7 @@ NB = "01"
 #: what computes one layer, whichever way a student reaches it (the transformer calls the layer, the layer
 #: calls the exact path or attention): forbidden wherever the student's function is to compute it itself
 LAYER = (kmeans_transformer, run_layers, layer_forward, fast_layer_forward, attention, attention_scores,
-         _euclidean_softmax, soft_kmeans)
+         _euclidean_softmax, softmax_attention.fun, soft_kmeans)  # .fun: the function inside the autograd primitive
 
 # ----------------------------------------------------------------------------- shared inputs
 #: the empty-cluster example of the notebook's section 7: center 2 attracts no point

@@ -46,6 +46,8 @@ from ..algorithms.lloyd import lloyd
 from ..algorithms.soft import soft_kmeans
 from ..algorithms.spherical import spherical_kmeans, spherical_kmeans_transformer
 from ..core.attention import attention, fast_layer_forward, layer_forward, requ
+from ..core.blocks import attention_scores
+from ..core.gradients import softmax_attention
 from ..core.tokens import projector, run_layers
 from ..data import gaussian_blobs, toy_data
 from ._registry import Wrong, as_array, as_float, call_answer, exercise, expect, expect_value, multiple_choice
@@ -56,6 +58,8 @@ __all__ = ["SEPARATION_THRESHOLD", "SOFT_LAYERS", "min_separation", "separation_
 #: the functions that run Theorem 2.2's circuit (a student's function that is to compute a layer's result
 #: without the transformer may call none of them)
 CIRCUIT = (layer_forward, fast_layer_forward, attention, run_layers, dot_product_transformer)
+#: the blocks' kernels, which compute a block's scores or its attention (.fun: the function inside the primitive)
+KERNELS = (attention_scores, softmax_attention.fun)
 
 
 def _toy():
@@ -287,7 +291,7 @@ def _offset_cases():
           checks="a function (X, C, a) -> the centers after one layer with K3's flag offset -a, computed without "
                  "the transformer, equals the circuit's (run with kmt_ref) to 1e-12, at a = 1.5, 0.25, 0, 1 on the "
                  "notebook's empty-cluster example and a = 2, 0.5, -0.5 on 3-d data with two empty clusters",
-          forbid=CIRCUIT)
+          forbid=CIRCUIT + KERNELS)
 def _c024(answer):
     for name, X, C, a in _offset_cases():
         want = _offset_centers(X, C, a)  # (d, k)
@@ -455,7 +459,7 @@ def _spherical_cases():
                     "with the project's policies for ties, empty clusters and zero member sums",
           checks="a function step(X, C) -> the new centers equals spherical_kmeans(X, C, 1)'s (atol 1e-12) on 3-d "
                  "data with random lengths, a tie between equal centers, an empty cluster and antipodal members",
-          forbid=(spherical_kmeans, spherical_kmeans_transformer) + CIRCUIT[:4])
+          forbid=(spherical_kmeans, spherical_kmeans_transformer) + CIRCUIT[:4] + KERNELS)
 def _c027(answer):
     expect(callable(answer), "answer = a function step(X, C) -> C_new (d, k)")
     for name, X, C, hint in _spherical_cases():

@@ -524,7 +524,7 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 # and while it runs the library functions that would compute the answer for you raise an error. In this
 # notebook those are the **layer functions**: `kmeans_transformer`, `run_layers`, `layer_forward`,
 # `attention`, `soft_kmeans` and the kernels they call (`fast_layer_forward`, `attention_scores`,
-# `_euclidean_softmax`); 01.8 adds `softmax`. Tools you will need beyond the ones imported above:
+# `_euclidean_softmax`, `softmax_attention`), in every exercise below but 01.7; 01.8 adds `softmax`. Tools you will need beyond the ones imported above:
 # `with_block(layer, name, **changes)` (a copy of a layer description with one block changed) and
 # `lloyd_step(X, C)` (one Lloyd iteration: `(C_new, labels)`).
 
@@ -607,9 +607,9 @@ check("01.2", answer)
 # %% [markdown]
 # ### Exercise 01.3
 #
-# (a) Prove that at γ = ∞ block 2's attention is the identity when the $n$ points are distinct, and
-# that block 2 still writes $-y_i$ into point $i$ when some points are exact duplicates. Prove the
-# same for block 4 (is a duplicate possible there?).
+# (a) Prove that at γ = ∞ block 2's attention is the identity when the $n$ points are distinct. What
+# does block 2 write into point $i$ when some points are exact duplicates? Prove it. Do the same for
+# block 4 (is a duplicate possible there?).
 #
 # (b) Each sublayer adds its reset block first, so a center becomes $(c + (-c)) + \mu$ where $\mu$ is
 # block 3's mean. Prove that this equals $\mu$ exactly in IEEE float64, and give two floats $c, \mu$ for
@@ -823,7 +823,7 @@ check("01.6", answer)
 # `kmeans_transformer(X, C0, n_layers, gamma=γ).labels` differs from Lloyd's labels
 # `lloyd(X, C0, n_layers).labels`, found by bisection on $\log\gamma$ in the bracket `[lo, hi]` (the labels
 # differ at `lo` and match at `hi`, and on the examples `check` uses they match at every γ above the one you
-# find) to three significant digits. It may call `kmeans_transformer` and `lloyd`. `answer` is the function.
+# find) to a relative 5e-3. It may call `kmeans_transformer` and `lloyd`. `answer` is the function.
 # Run it on the toy example with 4 layers (section 8 gives a bracket). Then compare its γ* with
 # $1075 \ln 2 / \mathrm{gap}$, where gap is the smallest difference, over the points and Lloyd's 4 steps,
 # between a point's second-nearest and nearest squared distance. Why are the two so different? Which

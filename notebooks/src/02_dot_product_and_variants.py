@@ -110,7 +110,7 @@ print("dot - Euclidean score of point 0, each center:", constant[:, 0], "| ||x_0
 # %% [markdown]
 # **Shift invariance.** Softmax and hardmax normalize each column (each query) over the keys, and
 # adding the same number $a$ to every score of a column changes nothing:
-# $\mathrm{softmax}(s + a\mathbf 1) = e^{a}e^{s}/(e^{a}\sum e^{s}) = \mathrm{softmax}(s)$.
+# $\mathrm{softmax}(z + a\mathbf 1) = e^{a}e^{z}/(e^{a}\sum e^{z}) = \mathrm{softmax}(z)$.
 # Hence the attention weights of the dot scores are *exactly* those of distance attention, at every γ.
 
 # %%
@@ -195,7 +195,7 @@ assert np.array_equal(Cbar_fresh[others], Cbar_stale[others])  # and nothing els
 # ### Exercise 02.10
 #
 # A self-check on §3 (and the token layout of §1): for data in d = 5 dimensions and k = 4 clusters, what is the
-# shape of $W_1$? `answer` = (rows, columns).
+# shape of $W_1$? `answer` = (rows, columns), a pair of integers.
 
 # %%
 ### BEGIN SOLUTION
@@ -584,7 +584,7 @@ check("02.1", answer)
 #
 # Prove, for tokens and weights as in sections 1–3:
 #
-# (a) for any normalizer σ that is shift invariant per query ($\sigma(s + a\mathbf 1) = \sigma(s)$),
+# (a) for any normalizer σ that is shift invariant per query ($\sigma(z + a\mathbf 1) = \sigma(z)$),
 # the weights of block 1 from the dot scores $2x_i\cdot c_j - \|c_j\|^2$ equal those from the
 # Euclidean scores $-\|x_i - c_j\|^2$, at every γ; in particular the argmax over $j$ does not
 # depend on $\|x_i\|^2$. Why may $\|c_j\|^2$ *not* be dropped in the same way?
@@ -631,7 +631,7 @@ check("02.2", answer)
 # query $i$ and key $j$ is $s^{dot}_{ij} = s^{euc}_{ij} + \|x_i\|^2$. For a fixed query $i$ the added
 # term $a_i = \|x_i\|^2$ is the same for every key $j$: the column
 # $s^{dot}_{\cdot i} = s^{euc}_{\cdot i} + a_i\mathbf 1$. The scores at inverse temperature γ are $\gamma s$, and
-# $\gamma(s + a\mathbf 1) = \gamma s + (\gamma a)\mathbf 1$ is again a shift, so by shift invariance
+# $\gamma(z + a\mathbf 1) = \gamma z + (\gamma a)\mathbf 1$ is again a shift, so by shift invariance
 # $\sigma(\gamma s^{dot}_{\cdot i}) = \sigma(\gamma s^{euc}_{\cdot i})$ for every γ. For softmax:
 # $e^{\gamma(s_j + a)}/\sum_l e^{\gamma(s_l + a)} = e^{\gamma a}e^{\gamma s_j}/(e^{\gamma a}\sum_l e^{\gamma s_l})$.
 # For the argmax: $s_j + a > s_l + a \iff s_j > s_l$, with the same ties, so the lowest-index rule picks
@@ -712,8 +712,9 @@ check("02.3", answer)
 # circuit equals Lloyd's algorithm (with "keep") on every input, and what goes wrong at the ends of
 # that range.
 #
-# `answer`: the function. It may not call `layer_forward`, `fast_layer_forward`, `attention`, `run_layers`
-# or `dot_product_transformer` (NumPy and `lloyd` are allowed). `check` compares it with the circuit, to
+# `answer`: the function. It may not call `layer_forward`, `fast_layer_forward`, `attention`, `run_layers`,
+# `dot_product_transformer` or the blocks' kernels `attention_scores` and `softmax_attention` (NumPy and
+# `lloyd` are allowed). `check` compares it with the circuit, to
 # 1e-12, at offsets of its own on the example of section 5 and on 3-d data with two empty clusters.
 
 # %%
@@ -874,8 +875,9 @@ check("02.6", answer)
 # policies of section 7 and of `spherical_kmeans`: an empty cluster keeps its (unit) center; a zero
 # member mean gives the zero vector.
 #
-# `answer`: the function. It may not call `spherical_kmeans`, `spherical_kmeans_transformer` or the
-# circuit's runners (`run_layers`, `layer_forward`, `fast_layer_forward`, `attention`). `check` compares it
+# `answer`: the function. It may not call `spherical_kmeans`, `spherical_kmeans_transformer`, the
+# circuit's runners (`run_layers`, `layer_forward`, `fast_layer_forward`, `attention`) or the blocks'
+# kernels (`attention_scores`, `softmax_attention`). `check` compares it
 # with `spherical_kmeans(X, C, 1).centers[1]`, to 1e-12, on inputs of its own: 3-d points with random
 # lengths, two equal centers (a tie), a center no point is nearest to, antipodal members.
 
@@ -953,9 +955,9 @@ check("02.8", answer)
 # transformer gives exactly the same numbers as `spherical_kmeans`, because both sum in the same order
 # (the code documents that choice), but that agreement is about summation order, not about the data.
 #
-# The map $s \mapsto s/\|s\|$ has an infinite condition number at $s = 0$: a relative perturbation
-# of the inputs of size $\varepsilon \approx 10^{-16}$ changes $s$ by about $\varepsilon$, and when
-# $\|s\| \approx \varepsilon$ that perturbation is as large as $s$ itself, so any direction is possible.
+# The map $v \mapsto v/\|v\|$ ($v$ the members' float sum) has an infinite condition number at $v = 0$: a relative perturbation
+# of the inputs of size $\varepsilon \approx 10^{-16}$ changes $v$ by about $\varepsilon$, and when
+# $\|v\| \approx \varepsilon$ that perturbation is as large as $v$ itself, so any direction is possible.
 # Only the exact zero can be detected (the zero-vector policy); a sum that should be zero but is
 # rounding error cannot be told apart from a genuinely tiny sum without a tolerance, which would be a
 # new policy. The honest reading: this cluster has no direction, and its reported center carries no

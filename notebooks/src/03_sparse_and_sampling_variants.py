@@ -765,12 +765,12 @@ check("03.3", answer)
 # %% [markdown]
 # ### BEGIN SOLUTION
 # **(a)** The problem $\min_p \tfrac12\|p - z\|^2$ subject to $p \ge 0$, $\sum_i p_i = 1$ is strictly convex with linear
-# constraints, so the KKT conditions characterise its unique solution: $p_i - z_i + t - \nu_i = 0$, $\nu_i \ge 0$,
-# $\nu_i p_i = 0$ (multipliers $t$ and $\nu_i$; $t$ is a multiplier here, not a layer index, and its value at the solution is the threshold τ). Where $p_i > 0$: $p_i = z_i - t$; where $p_i = 0$: $z_i - t = -\nu_i \le 0$. So $p = [z - t]_+$,
-# with $t$ fixed by $\varphi(t) = \sum_i [z_i - t]_+ - 1 = 0$. A sum of positive parts is the largest sum over a subset
-# of the terms $z_i - t$, and the best subset of each size $s$ is a top set, so
-# $\varphi(t) = \max_{s \ge 0}(z_{1:s} - s t) - 1$. Hence $\varphi(t) = 0$ iff $z_{1:s} - 1 \le s t$ for every $s \ge 1$
-# with equality for some $s$, i.e. $t = \max_s (z_{1:s} - 1)/s = \tau$.
+# constraints, so the KKT conditions characterise its unique solution: $p_i - z_i + \theta - \nu_i = 0$, $\nu_i \ge 0$,
+# $\nu_i p_i = 0$ (multipliers $\theta$ and $\nu_i$; the value of $\theta$ at the solution is the threshold τ). Where $p_i > 0$: $p_i = z_i - \theta$; where $p_i = 0$: $z_i - \theta = -\nu_i \le 0$. So $p = [z - \theta]_+$,
+# with $\theta$ fixed by $\varphi(\theta) = \sum_i [z_i - \theta]_+ - 1 = 0$. A sum of positive parts is the largest sum over a subset
+# of the terms $z_i - \theta$, and the best subset of each size $s$ is a top set, so
+# $\varphi(\theta) = \max_{s \ge 0}(z_{1:s} - s \theta) - 1$. Hence $\varphi(\theta) = 0$ iff $z_{1:s} - 1 \le s \theta$ for every $s \ge 1$
+# with equality for some $s$, i.e. $\theta = \max_s (z_{1:s} - 1)/s = \tau$.
 #
 # **(b)** $p_i = [z_i - \tau]_+ = \max(z_i - \tau, 0) = 0$ when $z_i \le \tau$: an exact zero, not a small number
 # (softmax never gives one).

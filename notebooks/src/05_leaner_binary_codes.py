@@ -120,7 +120,7 @@ check("05.6", answer)
 # ### Exercise 05.7
 #
 # A self-check on §2: with k = 8 clusters (m = 3), a member of cluster 3 writes $y_i = b_3$. What is block 3's score
-# $-\|b_4 - y_i\|^2$ of its token against center 4? `answer` = a number.
+# $-\|b_4 - y_i\|^2$ of its token against center 4? `answer` = an integer.
 
 # %%
 ### BEGIN SOLUTION

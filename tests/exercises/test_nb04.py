@@ -128,7 +128,7 @@ def test_the_checkers_own_helpers_are_shortcuts(capsys):
     """04.1, 04.3, 04.5, 04.6 and 04.8 forbid no library function (lloyd_batch, run_model and lloyd_weights are
     the tools they teach); what would hand over the answer is the checker's own code, and it raises."""
     _fails_naming("04.3", lambda X, C0, s: np.log(run_model(nb04.soft_lloyd_params(X.shape[1], C0.shape[2], s),
-                                                            X, C0, 20)[0][:, -1]), "nb04.soft_lloyd_params", capsys)
+                                                            X, C0, 20)[0][:, -1]), "nb04_tasks.soft_lloyd_params", capsys)
     _fails_naming("04.6", lambda p, d: nb04._gammas(p, d), "nb04._gammas", capsys)
 
     def split(X, C0, s):
@@ -137,9 +137,9 @@ def test_the_checkers_own_helpers_are_shortcuts(capsys):
         except Exception:  # noqa: BLE001
             pass
         return right_split(X, C0, s)
-    _fails_naming("04.5", split, "nb04.soft_lloyd_params", capsys)
-    _fails_naming("04.8", lambda X, C0, s: float(np.mean(nb04._soft_gain(None, s))), "nb04._soft_gain", capsys)
-    _fails_naming("04.1", lambda X, C0: nb04._gaps(None), "nb04._gaps", capsys)
+    _fails_naming("04.5", split, "nb04_tasks.soft_lloyd_params", capsys)
+    _fails_naming("04.8", lambda X, C0, s: float(np.mean(nb04._soft_gain(None, s))), "nb04_tasks._soft_gain", capsys)
+    _fails_naming("04.1", lambda X, C0: nb04._gaps(None), "nb04_tasks._gaps", capsys)
 
 
 # ----------------------------------------------------------------------------- fitted to the notebook

@@ -27,6 +27,17 @@ CHEATS = [
     "EXERCISES['01.1'] = None",
     "from kmt_ref.exercises import _registry",
     "answer = nb01._GAMMA_STARS",
+    "exercises.__dict__['check'] = print",
+    "vars(E).update(check=print)",
+    "f = sys._getframe(2).f_locals['want']",
+    "import subprocess",
+    "from multiprocessing import Pool",
+    "from concurrent.futures import ThreadPoolExecutor",
+    "import _thread",
+    "os.system('python -c 1')",
+    "exec(source)",
+    "def __array__(self, dtype=None): return 1",
+    "import inspect",
 ]
 
 
