@@ -396,7 +396,8 @@ TAMPERING = re.compile(
     r"|__code__|__globals__|__dict__|\bvars\s*\(|\bsys\.modules\b|\bimportlib\b|\b(?:set|get)trace\b|\bbuiltins\b"
     r"|\b_getframe\b|\b_current_frames\b|\bcurrentframe\b|\bf_locals\b|\bf_back\b|\bgc\b"  # the checker's frames
     r"|\bsubprocess\b|\bmultiprocessing\b|\bconcurrent\b|\b_thread\b|\bos\.(?:system|popen|fork|exec\w*)\b"
-    r"|\b(?:exec|eval|compile)\s*\(|\b__array__\b|\binspect\b"
+    r"|\b(?:exec|eval|compile)\s*\(|\b__(?:array|float|int|index|complex)__\b|\binspect\b"
+    r"|\bthreading\b|\bThread\b|\bsetprofile\b|\bwalk_stack\b|\btb_frame\b|\bspawn\w*|\bkmt_ref\.exercises\.nb0\d"
     r"|\b(?:EXERCISES|REGISTRY|_RESULTS|_RUNNING|_FAILED_CELL|_registry)\b|\bnb0\d\._\w+",
     re.M)
 

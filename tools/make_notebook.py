@@ -46,7 +46,7 @@ worth its minutes in points, split equally over its graded units (its tests, and
 manually graded answer), the tests' share split equally over its parts (open). So
 ``nbgrader generate_assignment``, with the configuration ``python -m kmt_ref course``
 writes (kmt_ref/course.py), accepts the solutions notebook (as ``course`` copies it: its links rewritten,
-its ungraded cells' outputs those of the student notebook), and its release is
+its ungraded cells' markdown and outputs those of the student notebook), and its release is
 the student notebook, cell for cell (the same sources and nbgrader metadata, checksums
 included; execution timestamps and widget ids may differ), which therefore can be
 collected and autograded too.

@@ -239,10 +239,13 @@ def _materialized(out):
             tuple(_materialized(v) for v in out)
     if isinstance(out, dict):
         return {k: _materialized(v) for k, v in out.items()}
-    if callable(out):
-        return out
-    arr = np.asarray(out)
-    return out if arr.dtype == object else np.array(arr)
+    if hasattr(out, "__array__") or hasattr(out, "__array_interface__"):
+        arr = np.asarray(out)
+        return out if arr.dtype == object else np.array(arr)
+    for kind, convert in (("__index__", int), ("__float__", float), ("__complex__", complex)):
+        if hasattr(out, kind):  # a number-like object: its value, now
+            return convert(out)
+    return out
 
 
 class ForbiddenCall(Exception):
@@ -290,9 +293,10 @@ def _exercise_functions():
 
 
 def _fingerprint(code):
-    """What a code object computes, without where it was defined: its bytecode, constants and names."""
-    return code.co_code, code.co_names, tuple(c if isinstance(c, (str, bytes, int, float, complex, type(None)))
-                                              else repr(type(c)) for c in code.co_consts)
+    """What a code object computes, without where it was defined: its bytecode, constants, names and local
+    names."""
+    return code.co_code, code.co_names, code.co_varnames, tuple(
+        c if isinstance(c, (str, bytes, int, float, complex, type(None))) else repr(type(c)) for c in code.co_consts)
 
 
 def _name_of(fn):
@@ -308,13 +312,16 @@ def forbidden(functions):
     code put back) is recorded too, by a trace function that sees every Python call in this thread and
     the threads it starts; and the checkers' caches (:func:`_checker_caches`) are empty."""
     functions = list(dict.fromkeys(functions))  # each function once
-    # by bytecode, constants and names, so that a copy of the code with another name or line number, or one
-    # compiled again from the function's source, is recognized too
-    originals = {_fingerprint(fn.__code__): _name_of(fn) for fn in functions}
+    # the library's functions by what their code computes, so that a copy of it with another name or line
+    # number is recognized too; the checkers' own (many of them short helpers a student's function could
+    # resemble) by their code object alone
+    library = {_fingerprint(fn.__code__): _name_of(fn) for fn in functions
+               if not fn.__module__.startswith("kmt_ref.exercises")}
+    own = {fn.__code__: _name_of(fn) for fn in functions if fn.__module__.startswith("kmt_ref.exercises")}
     previous, previous_threads = sys.gettrace(), threading.gettrace() if hasattr(threading, "gettrace") else None
 
     def tracer(frame, event, arg):
-        name = originals.get(_fingerprint(frame.f_code))
+        name = own.get(frame.f_code) or library.get(_fingerprint(frame.f_code))
         if name is not None:
             _RUNNING["called"].append(name)
         return previous(frame, event, arg) if previous is not None else None

@@ -347,7 +347,7 @@ def _c(answer):
 
 
 # ----------------------------------------------------------------------------- 01.7
-#: relative tolerance on gamma*: a bisection to three significant digits passes
+#: relative tolerance on gamma*, the 5e-3 the exercise states
 GAMMA_RTOL = 5e-3
 #: (name, X, C0, n_layers, lo, hi): the examples 01.7's function is checked on, with a bracket (labels differ at
 #: lo, match at hi); on each the labels differ below one gamma* of the bracket and match above it
@@ -398,7 +398,7 @@ def _c(answer):
                         "if you used 1075 ln 2 / gap: that bound is sufficient for exactness, not necessary")
         if g < star:
             raise Wrong(f"on {name} the labels still differ at some gamma above yours: keep bisecting until the "
-                        "bracket is narrow (three significant digits)")
+                        "bracket is narrow (a relative 5e-3)")
         raise Wrong(f"on {name} the labels already match at your gamma (and somewhat below it): look lower")
     return "right: your bisection finds where the labels stop differing from Lloyd's"
 

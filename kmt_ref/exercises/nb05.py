@@ -46,8 +46,9 @@ from ..algorithms.binary import (
 )
 from ..algorithms.lloyd import kmeans_transformer, lloyd, lloyd_layer, lloyd_weights
 from ..core.attention import layer_forward
-from ..core.blocks import attention
+from ..core.blocks import attention, attention_scores
 from ..core.exact.layer import fast_layer_forward
+from ..core.gradients import softmax_attention
 from ..core.tokens import prepare, run_layers, with_block
 from ..data import gaussian_blobs, toy_data
 from ._registry import (Wrong, as_array, as_float, as_int, call_answer, exercise, expect,
@@ -209,7 +210,8 @@ def _tie_cases():
           checks="a function (X, C0) -> the centers after one layer of the scalar-code circuit with the averaging "
                  "hardmax (computed without the transformer) equals layer_forward's on six inputs: the notebook's "
                  "tie, three other ties, an empty cluster, untied 3-d data (to 1e-12)",
-          forbid=(layer_forward, fast_layer_forward, attention, run_layers, binary_transformer))
+          forbid=(layer_forward, fast_layer_forward, attention, run_layers, binary_transformer, attention_scores,
+                  softmax_attention.fun))  # .fun: the function inside the autograd primitive
 def _c3(answer):
     for name, X, C0 in _tie_cases():
         want = scalar_code_centers(X, C0)  # (d, k)

@@ -630,11 +630,11 @@ check("02.2", answer)
 # **(a)** Expand: $-\|x_i - c_j\|^2 = -\|x_i\|^2 + 2x_i\cdot c_j - \|c_j\|^2$, so the dot score of
 # query $i$ and key $j$ is $s^{dot}_{ij} = s^{euc}_{ij} + \|x_i\|^2$. For a fixed query $i$ the added
 # term $a_i = \|x_i\|^2$ is the same for every key $j$: the column
-# $s^{dot}_{\cdot i} = s^{euc}_{\cdot i} + a_i\mathbf 1$. The scores at inverse temperature γ are $\gamma s$, and
-# $\gamma(z + a\mathbf 1) = \gamma z + (\gamma a)\mathbf 1$ is again a shift, so by shift invariance
-# $\sigma(\gamma s^{dot}_{\cdot i}) = \sigma(\gamma s^{euc}_{\cdot i})$ for every γ. For softmax:
-# $e^{\gamma(s_j + a)}/\sum_l e^{\gamma(s_l + a)} = e^{\gamma a}e^{\gamma s_j}/(e^{\gamma a}\sum_l e^{\gamma s_l})$.
-# For the argmax: $s_j + a > s_l + a \iff s_j > s_l$, with the same ties, so the lowest-index rule picks
+# $s^{dot}_{\cdot i} = s^{euc}_{\cdot i} + a_i\mathbf 1$. With $z = s^{euc}_{\cdot i}$, the scores of query $i$
+# at inverse temperature γ are $\gamma z$, and $\gamma(z + a\mathbf 1) = \gamma z + (\gamma a)\mathbf 1$ is again a
+# shift, so by shift invariance $\sigma(\gamma s^{dot}_{\cdot i}) = \sigma(\gamma s^{euc}_{\cdot i})$ for every γ. For
+# softmax: $e^{\gamma(z_j + a)}/\sum_l e^{\gamma(z_l + a)} = e^{\gamma a}e^{\gamma z_j}/(e^{\gamma a}\sum_l e^{\gamma z_l})$.
+# For the argmax: $z_j + a > z_l + a \iff z_j > z_l$, with the same ties, so the lowest-index rule picks
 # the same $j$.
 #
 # The term $\|c_j\|^2$ depends on the **key** $j$: dropping it adds $\|c_j\|^2$ to entry $j$ of each

@@ -765,12 +765,12 @@ check("03.3", answer)
 # %% [markdown]
 # ### BEGIN SOLUTION
 # **(a)** The problem $\min_p \tfrac12\|p - z\|^2$ subject to $p \ge 0$, $\sum_i p_i = 1$ is strictly convex with linear
-# constraints, so the KKT conditions characterise its unique solution: $p_i - z_i + \theta - \nu_i = 0$, $\nu_i \ge 0$,
-# $\nu_i p_i = 0$ (multipliers $\theta$ and $\nu_i$; the value of $\theta$ at the solution is the threshold τ). Where $p_i > 0$: $p_i = z_i - \theta$; where $p_i = 0$: $z_i - \theta = -\nu_i \le 0$. So $p = [z - \theta]_+$,
-# with $\theta$ fixed by $\varphi(\theta) = \sum_i [z_i - \theta]_+ - 1 = 0$. A sum of positive parts is the largest sum over a subset
-# of the terms $z_i - \theta$, and the best subset of each size $s$ is a top set, so
-# $\varphi(\theta) = \max_{s \ge 0}(z_{1:s} - s \theta) - 1$. Hence $\varphi(\theta) = 0$ iff $z_{1:s} - 1 \le s \theta$ for every $s \ge 1$
-# with equality for some $s$, i.e. $\theta = \max_s (z_{1:s} - 1)/s = \tau$.
+# constraints, so the KKT conditions characterise its unique solution: $p_i - z_i + \eta - \nu_i = 0$, $\nu_i \ge 0$,
+# $\nu_i p_i = 0$ (multipliers $\eta$ and $\nu_i$; the value of $\eta$ at the solution is the threshold τ). Where $p_i > 0$: $p_i = z_i - \eta$; where $p_i = 0$: $z_i - \eta = -\nu_i \le 0$. So $p = [z - \eta]_+$,
+# with $\eta$ fixed by $\varphi(\eta) = \sum_i [z_i - \eta]_+ - 1 = 0$. A sum of positive parts is the largest sum over a subset
+# of the terms $z_i - \eta$, and the best subset of each size $s$ is a top set, so
+# $\varphi(\eta) = \max_{s \ge 0}(z_{1:s} - s \eta) - 1$. Hence $\varphi(\eta) = 0$ iff $z_{1:s} - 1 \le s \eta$ for every $s \ge 1$
+# with equality for some $s$, i.e. $\eta = \max_s (z_{1:s} - 1)/s = \tau$.
 #
 # **(b)** $p_i = [z_i - \tau]_+ = \max(z_i - \tau, 0) = 0$ when $z_i \le \tau$: an exact zero, not a small number
 # (softmax never gives one).
@@ -780,7 +780,7 @@ check("03.3", answer)
 # $z_i \le \max z - 1 \le \tau$, then $p_i = 0$ by (b). In the circuits every non-member (and every center token) scores
 # at least 1 below the best member, so block 3 sees the members only.
 #
-# **(d)** With $z' = (z, w)$: $\varphi_{z'}(t) = \varphi_z(t) + [w - t]_+$. If $w \le \tau$, $\varphi_{z'}(\tau) =
+# **(d)** With $z' = (z, w)$: $\varphi_{z'}(\eta) = \varphi_z(\eta) + [w - \eta]_+$. If $w \le \tau$, $\varphi_{z'}(\tau) =
 # \varphi_z(\tau) = 0$, so $\tau' = \tau$ and $w$'s weight is $[w - \tau]_+ = 0$. If $w > \tau$, $\varphi_{z'}(\tau) =
 # w - \tau > 0$, so $\tau' > \tau$; were $w \le \tau'$, then $\varphi_{z'}(\tau') = \varphi_z(\tau') < \varphi_z(\tau) = 0$
 # ($\varphi_z$ strictly decreases where it is $> -1$), a contradiction: $w > \tau'$ and $w$ is in the support. For α = ∞

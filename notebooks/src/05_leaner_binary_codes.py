@@ -439,8 +439,8 @@ check("05.2", answer)
 # and block 3 over the points only (`empty="nearest_code"`), all at γ = ∞. Write a function
 # `scalar_layer(X, C0)` that returns the centers after one layer, shape $(d, k)$, from what the blocks do
 # (§2 says what blocks 1 and 3 score; blocks 2 and 4 reset), computed with NumPy, not by running the
-# circuit: your function may not call `layer_forward`, `fast_layer_forward`, `attention`, `run_layers` or
-# `binary_transformer`.
+# circuit: your function may not call `layer_forward`, `fast_layer_forward`, `attention`, `run_layers`,
+# `binary_transformer` or the blocks' kernels `attention_scores` and `softmax_attention`.
 # `answer` is the function; `check` calls it on ties it chooses itself, on an empty cluster and on untied
 # data (to 1e-12).
 #

@@ -459,3 +459,29 @@ def test_a_number_too_large_for_a_float_gets_a_hint(capsys):
     for answer in (10 ** 400, [10 ** 400, 1]):
         assert not check("01.9", answer)
         assert "expected" in capsys.readouterr().out
+
+
+def test_a_helper_like_a_checkers_own_is_not_a_forbidden_call():
+    def codes(k):
+        def pow2(n):  # the same code as a helper of the checker's module, but the student's own
+            return n & (n - 1) == 0
+
+        m = max(1, (k - 1).bit_length()) if not pow2(k) or k == 1 else max(1, k.bit_length() - 1)
+        return (np.arange(k)[None, :] >> np.arange(m)[:, None]) & 1
+
+    assert check("05.1", codes, quiet=True)
+
+
+def test_a_number_like_value_computed_when_read_is_caught(capsys):
+    from kmt_ref import kmeans_transformer
+
+    class Lazy:
+        def __init__(self, *args):
+            self.args = args
+
+        def __float__(self):
+            X, C, g = self.args
+            return float(kmeans_transformer(X, C, 1, gamma=g).one_hot[0])
+
+    assert not check("01.8", lambda X, C, g: Lazy(X, C, g))
+    assert "your function calls" in capsys.readouterr().out
