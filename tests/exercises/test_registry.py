@@ -278,13 +278,17 @@ def test_registration_refuses_bad_parts_and_forbidden_objects():
         return exercise("05.98", "t", kind="code", difficulty=1, minutes=1, objective="o", checks="c", **kw)(
             lambda a, *p: "ok")
 
-    for parts in (("one",), ("a", "")):
-        with pytest.raises(ValueError, match="parts"):
-            make(parts=parts)
-    for bad in (np.sum, functools.lru_cache(maxsize=1)(lambda: 1), "layer_forward"):
-        with pytest.raises(TypeError, match="plain Python function"):
-            make(forbid=(bad,))
-    assert "05.98" not in REGISTRY
+    try:
+        for parts in (("one",), ("a", "")):
+            with pytest.raises(ValueError, match="parts"):
+                make(parts=parts)
+        # a ufunc, a builtin, a cached function and a name: none has Python code of its own to swap
+        for bad in (np.add, len, functools.lru_cache(maxsize=1)(lambda: 1), "layer_forward"):
+            with pytest.raises(TypeError, match="plain Python function"):
+                make(forbid=(bad,))
+        assert "05.98" not in REGISTRY
+    finally:
+        REGISTRY.pop("05.98", None)  # never left registered for the tests that follow
 
 
 # ----------------------------------------------------------------------------- parts
