@@ -9,6 +9,9 @@
 #
 # **Learning objectives.** After this notebook you can
 #
+# - write one attention block both ways, with row tokens (the textbook's) and with column tokens (the paper's), and
+#   say what a distance score adds to a dot-product score;
+# - state Theorem 2.1 (its hypotheses and its conclusion) and prove it, block by block;
 # - write the point and center tokens of Theorem 2.1 and read the labels and centers back out of them;
 # - say what each of the four blocks computes, and why blocks 1 + 2 are Lloyd's assignment step and
 #   blocks 3 + 4 its update step;
@@ -18,19 +21,21 @@
 # - predict how a finite γ departs from Lloyd's algorithm: soft assignments, when float64 weights are
 #   exactly one-hot, and why the reset blocks must stay exact.
 #
-# *Prerequisites:* Lloyd's algorithm (k-means), softmax attention, NumPy. *Time:* about 45 minutes to
+# *Prerequisites:* Lloyd's algorithm (k-means), softmax attention, NumPy. *Time:* about 60 minutes to
 # read and run, including three short self-checks (01.9–01.11, after sections 2, 4 and 7; 5 minutes in all);
 # the eight exercises at the end take about 2 hours more (their minutes are on their tag lines).
 #
 # The sections, each step checked by an `assert`:
 #
+# 0. from the attention you know to this notebook's: one block written with row tokens and with column
+#    tokens, a distance score as a dot-product score, γ and $\sqrt{d}$; then the circuit in one picture;
 # 1. a small 2-D example and Lloyd's algorithm;
 # 2. the tokens: points and centers as **columns** `Xbar = [X; Y; 0]`, `Cbar = [C; I_k; 1]`;
-# 3. the layer and its twelve hand-set Q, K, V, drawn as block matrices;
-# 4. the four blocks one at a time — each block's output computed with the generic
-#    `kmt_ref.core.attention.attention` equals the step of Lloyd's algorithm it claims to do;
+# 3. the layer and its twelve hand-set Q, K, V, drawn as block matrices, and the statement of Theorem 2.1;
+# 4. its proof in eight steps, one block at a time — each step checked on the example with the generic
+#    `kmt_ref.core.attention.attention`;
 # 5. the attention matrices of one layer;
-# 6. the layer-by-layer match with `kmt_ref.lloyd` (exact labels, centers to 1e-12);
+# 6. the layer-by-layer match with `kmt_ref.lloyd` (the same labels, the same centers bit for bit);
 # 7. an empty cluster, kept exactly thanks to the project's *flag* token ([SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters), "(open)");
 # 8. finite γ versus γ = ∞;
 #
@@ -40,8 +45,8 @@
 # Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions that our sources
 # leave open (ties, empty clusters) are the project's own and are fixed in [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters).
 # *Remarks by the annotator are in italics*. The paper's own text was not available to us: the
-# theorem is stated as a technical summary of the paper reports it (not verified against the paper's
-# text), and the weights and the validation protocol are read from the authors' code (`cnst_model.py`,
+# theorem is stated as a technical summary of the paper reports it, in the project's words (not verified against
+# the paper's text), and the weights and the validation protocol are read from the authors' code (`cnst_model.py`,
 # `numerical_validation.ipynb`). The equations here are the project's transcription
 # ([SPEC, "Notation"](../docs/SPEC.md#1-notation) and [SPEC, "Theorem 2.1"](../docs/SPEC.md#3-theorem-21-the-k-means-transformer-one-layer-per-lloyd-iteration)), not quotations.
 
@@ -51,7 +56,7 @@ import matplotlib.pyplot as plt
 
 import kmt_ref
 from kmt_ref import (lloyd, kmeans_transformer, lloyd_weights, lloyd_layer, projector,
-                     attention, attention_scores, assign, run_layers, EmptyClusterError)
+                     attention, attention_scores, assign, run_layers, softmax, hardmax, EmptyClusterError)
 from kmt_ref.core.attention import Block, Sublayer, layer_forward
 from kmt_ref.algorithms.lloyd import lloyd_step
 from kmt_ref.data import toy_data
@@ -60,6 +65,102 @@ from kmt_ref.viz import plotting
 np.set_printoptions(precision=3, suppress=True, linewidth=110)
 SEED = 19  # the toy example's seed (kmt_ref.data.toy_data)
 print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
+
+# %% [markdown]
+# ## 0. From the attention you know to this notebook's
+#
+# A first course on transformers writes one attention head with tokens as **rows**: queries
+# $Z_q \in \mathbb R^{q\times d_{emb}}$, keys and values $Z_k \in \mathbb R^{r\times d_{emb}}$, and
+#
+# $$\operatorname{Attn}(Z_q, Z_k) = \operatorname{softmax}\Big(\frac{(Z_q W_Q)(Z_k W_K)^\top}{\sqrt{d_h}}\Big) Z_k W_V,$$
+#
+# the softmax taken along each **row** (one query's weights over the $r$ keys), $W_Q, W_K \in \mathbb R^{d_{emb}\times d_h}$,
+# and here $W_V \in \mathbb R^{d_{emb}\times d_{emb}}$ (the output map folded in), so that the output can be added
+# to the tokens. kmt_ref writes tokens as **columns**, $Z = Z_q^\top$, $Z' = Z_k^\top$, with the maps acting from
+# the left, $Q = W_Q^\top$, $K = W_K^\top$, $V = W_V^\top$
+# ([SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers), after a summary of the paper):
+#
+# $$A(Z, Z'; Q, K, V) = V Z' \sigma(S), \qquad S_{ji} = \gamma\, (K z'_j)^\top (Q z_i),$$
+#
+# where $S$ is keys × queries and $\sigma$ normalizes each **column**. Transposing the textbook formula gives exactly
+# this, with $\gamma = 1/\sqrt{d_h}$. The cell checks it on random tokens (the two compute the same sums in different
+# orders, so they agree to rounding, 1e-12).
+
+# %%
+rng = np.random.default_rng(0)
+d_e, q, r, d_h = 4, 5, 3, 2                                      # token size, queries, keys, head size
+Zq, Zk = rng.normal(size=(q, d_e)), rng.normal(size=(r, d_e))    # the textbook's tokens: rows
+W_Q, W_K, W_V = rng.normal(size=(d_e, d_h)), rng.normal(size=(d_e, d_h)), rng.normal(size=(d_e, d_e))
+logits = (Zq @ W_Q) @ (Zk @ W_K).T / np.sqrt(d_h)                 # (q, r): one row per query
+P = np.exp(logits - logits.max(axis=1, keepdims=True))
+P /= P.sum(axis=1, keepdims=True)                                 # row-wise softmax
+textbook = P @ Zk @ W_V                                           # (q, d_emb)
+
+ours, W, S = attention(Zq.T, Zk.T, W_Q.T, W_K.T, W_V.T, score="dot", normalizer="softmax",
+                       gamma=1 / np.sqrt(d_h), return_weights=True)
+assert ours.shape == (d_e, q) and W.shape == (r, q)               # columns: queries; W: keys x queries
+assert np.allclose(ours, textbook.T, rtol=0, atol=1e-12)          # the same numbers, transposed
+assert np.allclose(W, P.T, rtol=0, atol=1e-12) and np.allclose(W.sum(axis=0), 1.0)
+same = attention(Zq.T, Zk.T, W_Q.T, W_K.T, W_V.T, score="dot", scale=np.sqrt(d_h))  # gamma = 1, divided by sqrt(d_h)
+assert np.allclose(same, ours, rtol=0, atol=1e-12)
+print("max |kmt_ref - textbook^T| =", f"{np.abs(ours - textbook.T).max():.1e}")
+
+# %% [markdown]
+# **A distance score is a dot-product score plus two terms.** This notebook's blocks score by a distance,
+# $S_{ji} = -\gamma\|K z'_j - Q z_i\|^2$ ("Euclidean attention"). Expanding the square,
+#
+# $$-\gamma\|K z'_j - Q z_i\|^2 = 2\gamma\,(K z'_j)^\top (Q z_i) \;-\; \gamma\|K z'_j\|^2 \;-\; \gamma\|Q z_i\|^2 .$$
+#
+# The last term is the same for every key of query $i$: it shifts column $i$ of $S$ by a constant, and a softmax
+# (or a hardmax) over the column ignores it. The middle term depends on the key: the softmax does not ignore
+# it, but a token can **carry** it. Give each key the extra entry $\|K z'_j\|^2$ and each query the entry
+# $-\tfrac12$, and a plain dot product at $2\gamma$ gives the same weights. Notebook 02 builds exactly
+# such tokens, with the squared norm of each center in a row of its own (Theorem 2.2).
+
+# %%
+gamma = 0.7
+KZ, QZ = W_K.T @ Zk.T, W_Q.T @ Zq.T                                   # (d_h, r), (d_h, q)
+W_dist = attention(Zq.T, Zk.T, W_Q.T, W_K.T, W_V.T, score="euclidean", gamma=gamma, return_weights=True)[1]
+keys_carry = np.vstack([KZ, (KZ ** 2).sum(axis=0)])                   # each key also carries ||K z'_j||^2
+queries_carry = np.vstack([QZ, -0.5 * np.ones((1, q))])               # each query carries -1/2
+I_h = np.eye(d_h + 1)
+W_dot = attention(queries_carry, keys_carry, I_h, I_h, I_h, score="dot", gamma=2 * gamma, return_weights=True)[1]
+assert np.allclose(W_dist, W_dot, rtol=0, atol=1e-12)                 # the same weights
+S_dist = attention_scores(Zq.T, Zk.T, W_Q.T, W_K.T)                   # -||K z'_j - Q z_i||^2 (gamma left out)
+shift = S_dist - (2 * KZ.T @ QZ - (KZ ** 2).sum(axis=0)[:, None])     # what the expansion leaves: -||Q z_i||^2
+assert np.allclose(shift, -(QZ ** 2).sum(axis=0)[None, :], rtol=0, atol=1e-12)  # constant down each column
+print("distance weights = dot-product weights with the carried term: max difference",
+      f"{np.abs(W_dist - W_dot).max():.1e}")
+
+# %% [markdown]
+# **Where γ and $\sqrt{d}$ sit.** kmt_ref's blocks take an inverse temperature γ (the normalizer computes
+# $\sigma(\gamma S)$) and a divisor `scale` ($S$/`scale`): the textbook's $1/\sqrt{d_h}$ is γ = $1/\sqrt{d_h}$ or
+# `scale` = $\sqrt{d_h}$ (both checked above). The trained layer of notebook 04 divides its Euclidean scores by
+# $\sqrt{d_{emb}}$ at γ = 1 (the authors' `kmt.py`; [SPEC, "Learning the algorithm"](../docs/SPEC.md#6-learning-the-algorithm-the-papers-training-experiment)).
+# The hand-set circuit of this notebook has `scale` = 1 and takes γ → ∞: the softmax of a column puts all its
+# weight on the column's largest score, a **hardmax** (§3 says which one, and why there are two).
+
+# %%
+col = S_dist[:, 0]                                          # query 0's scores over the 3 keys
+for g in [0.1, 1.0, 10.0, 100.0, np.inf]:
+    w = hardmax(col[:, None])[:, 0] if g == np.inf else softmax(col[:, None], gamma=g)[:, 0]
+    print(f"gamma = {g:>5g}: weights {np.round(w, 3)}")
+assert np.array_equal(hardmax(col[:, None])[:, 0], np.eye(r)[np.argmax(col)])
+
+# %% [markdown]
+# ### The circuit in one picture
+#
+# One layer of Theorem 2.1, drawn by `kmt_ref.viz.circuit.plot_circuit` from the layer's description, its
+# weights and its token layout (so the picture is whatever the code computes): the point tokens and the center
+# tokens as columns of row groups, the four blocks with what their Q and K read, what their V writes and their
+# normalizer, the residual sums in the order the code adds them, and the decoder reading the points the encoder
+# has just updated. Sections 2 to 4 take it apart; section 6 stacks T copies of it.
+
+# %%
+from kmt_ref.viz.circuit import plot_circuit
+
+fig = plot_circuit(*lloyd_weights(2, 3), lloyd_layer())
+plt.show()
 
 # %% [markdown]
 # ## 1. A small 2-D example and Lloyd's algorithm
@@ -131,7 +232,7 @@ from kmt_ref.exercises import check
 check("01.9", answer)
 
 # %% [markdown]
-# ## 3. The layer (Theorem 2.1; the blocks of the authors' `cnst_model.py`)
+# ## 3. The layer and Theorem 2.1 (the blocks of the authors' `cnst_model.py`)
 #
 # $$\bar X' = \bar X + A(\bar X, \bar C; Q_1, K_1, V_1) + A(\bar X, \bar X; Q_2, K_2, V_2)$$
 # $$\bar C' = \bar C + A(\bar C, \bar X'; Q_3, K_3, V_3) + A(\bar C, \bar C; Q_4, K_4, V_4)$$
@@ -157,13 +258,39 @@ assert np.array_equal(params["V2"], -P_Y) and np.array_equal(params["V4"], -P_X)
 assert np.array_equal(params["K3"], projector(emb, "y", "flag"))   # the project's extension
 fig = plotting.plot_weights(params, emb, names=[f"{w}{b}" for w in "QKV" for b in "1234"], ncols=4)
 fig.suptitle("Hand-set Q, K, V (rows: Q, K, V; columns: blocks 1-4)")
+plt.show()
 
 # %% [markdown]
-# ## 4. The four blocks, one at a time
+# ### Theorem 2.1, as kmt_ref realises it
 #
-# The first layer starts from $Y = 0$, where block 2 has nothing to subtract. To see every block
-# at work we take the tokens **entering layer 2** (after one Lloyd step: $Y = Y^{(1)}$, $C = C^{(1)}$)
-# and apply each block separately with the generic `attention` function, at γ = ∞.
+# *The project's statement of a result whose original text we could not read: the paper's theorem is known to us
+# from a summary ([SPEC, "Theorem 2.1"](../docs/SPEC.md#3-theorem-21-the-k-means-transformer-one-layer-per-lloyd-iteration)), the
+# weights are the authors' `cnst_model.py`, and the flag row and the tie rule are the project's own ("(open)").*
+#
+# **Hypotheses.** $X \in \mathbb R^{d\times n}$ (the points, as columns) and $C^{(0)} \in \mathbb R^{d\times k}$ (the
+# initial centers). The tokens enter as $\bar X^{(0)} = [X; 0_{k\times n}; 0_{1\times n}]$ and
+# $\bar C^{(0)} = [C^{(0)}; I_k; 1_{1\times k}]$ (rows: data, one-hot, flag). The weights are those of the table above,
+# without biases, shared by every layer. Every block is at γ = ∞: block 1 is the lowest-index hardmax, blocks 2 and 4
+# the hardmax, block 3 the averaging hardmax over the keys $[\bar X', \bar C]$ (the updated points and the center tokens).
+#
+# **Lloyd's algorithm**, ties to the lowest index, an empty cluster keeping its center: for $t \ge 1$,
+# $\ell^{(t)}_i = \min \arg\min_j \|x_i - c^{(t-1)}_j\|^2$, and $c^{(t)}_j$ is the mean of
+# $\{x_i : \ell^{(t)}_i = j\}$, or $c^{(t-1)}_j$ if that set is empty. Write $Y^{(t)}$ for the $k\times n$ matrix of the
+# one-hot codes $e_{\ell^{(t)}_i}$.
+#
+# **Conclusion.** For every $T \ge 1$, after $T$ layers the tokens are $\bar X^{(T)} = [X; Y^{(T)}; 0]$ and
+# $\bar C^{(T)} = [C^{(T)}; I_k; 1]$: the labels read from the $y$ rows are Lloyd's, and the data rows of the center
+# tokens are Lloyd's centers. (In real arithmetic exactly. In float64, `kmeans_transformer` gives Lloyd's labels and
+# Lloyd's centers bit for bit, at every layer, ties, duplicates and empty clusters included:
+# [EXACTNESS](../docs/EXACTNESS.md).)
+#
+# ## 4. The proof, step by step
+#
+# By induction on $T$ (the layers share their weights), it is enough to prove one layer: tokens
+# $[X; Y^{(t)}; 0]$, $[C^{(t)}; I_k; 1]$ in ($Y^{(0)} = 0$), tokens $[X; Y^{(t+1)}; 0]$, $[C^{(t+1)}; I_k; 1]$ out.
+# The first layer starts from $Y = 0$, where block 2 has nothing to subtract, so to see every step at work we check
+# each one on the tokens **entering layer 2** ($t = 1$: $Y^{(1)}$, $C^{(1)}$ from one Lloyd step), applying each block
+# separately with the generic `attention` function at γ = ∞.
 
 # %%
 Xbar_t = Xbar.copy()
@@ -176,74 +303,110 @@ E_new = np.eye(k)[:, labels_next]                              # (k, n) one-hot 
 print("labels changed by this step:", np.flatnonzero(labels_next != ref.labels[0]))
 
 # %% [markdown]
-# **Block 1 (assign).** Scores $S_{ji} = -\|P_X \bar c_j - P_X \bar x_i\|^2 = -\|c_j - x_i\|^2$:
-# the squared distance of point $i$ to center $j$. The lowest-index hardmax picks
-# $j^* = \arg\min_j \|x_i - c_j\|^2$ (Lloyd's tie rule, [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters)), and
-# $V_1 \bar c_{j^*} = [0; e_{j^*}; 0]$.
+# **Step 1 (block 1 scores by distance).** $Q_1 = K_1 = P_X$ read the data rows only, so
+# $S_{ji} = -\|P_X \bar c_j - P_X \bar x_i\|^2 = -\|c_j - x_i\|^2$: minus the squared distance of point $i$ to
+# center $j$, whatever the $y$ and flag rows hold.
 
 # %%
 S1 = attention_scores(Xbar_t, Cbar_t, params["Q1"], params["K1"])          # (k, n), gamma left out
 _, D = assign(X, C_t)                                                          # (k, n) squared distances
-assert np.allclose(S1, -D, atol=1e-12)
+assert np.allclose(S1, -D, rtol=0, atol=1e-12)
+
+# %% [markdown]
+# **Step 2 (block 1 writes the code of the nearest center).** The lowest-index hardmax puts weight 1 on the
+# first maximal score of column $i$, that is on $j^* = \ell^{(t+1)}_i$ (Lloyd's rule, ties included), and
+# $V_1 \bar c_{j^*} = P_Y \bar c_{j^*} = [0; e_{j^*}; 0]$.
+
+# %%
 A1 = attention(Xbar_t, Cbar_t, params["Q1"], params["K1"], params["V1"], normalizer="hardmax", gamma=np.inf)
 assert A1.shape == (emb.d_emb, n)
 assert np.array_equal(A1[emb.rows("y")], E_new)                               # writes e_{j*}
 assert not A1[emb.rows("x")].any() and not A1[emb.rows("flag")].any()        # and nothing else
 
 # %% [markdown]
-# **Block 2 (reset y).** Self-attention on the points with $Q_2 = K_2 = P_X$: the score
-# $-\|x_l - x_i\|^2$ is maximal (0) at $l = i$ (and at exact duplicates of $x_i$, which carry the
-# same $y$), so the attention is the identity and $V_2 = -P_Y$ writes $-y_i$.
+# **Step 3 (block 2 subtracts the old code).** Self-attention on the points with $Q_2 = K_2 = P_X$: the score
+# $-\|x_l - x_i\|^2$ is maximal (0) at $l = i$ and at the exact copies of $x_i$, which carry the same $y$. So block 2
+# writes $V_2 \bar x_i = [0; -y_i; 0]$ (exercise 01.3 (a) asks for the proof).
 
 # %%
 A2 = attention(Xbar_t, Xbar_t, params["Q2"], params["K2"], params["V2"], normalizer="hardmax",
                gamma=np.inf, self_attention=True)
 assert np.array_equal(A2[emb.rows("y")], -Y_old)                              # subtracts y
-Xbar_next = Xbar_t + A2 + A1                                                   # the encoder's residual sum
-assert np.array_equal(Xbar_next[emb.rows("y")], E_new)                        # = [X; Y^(t+1)]
-assert np.array_equal(Xbar_next[emb.rows("x")], X)
+assert not A2[emb.rows("x")].any() and not A2[emb.rows("flag")].any()
 
 # %% [markdown]
-# **Block 3 (update).** Queries are the centers, keys/values are the updated points **and** the
-# centers (`keys="X+C"`). $Q_3 = P_Y$, $K_3 = P_Y + P_{flag}$: against point $i$ the score is
-# $-\|e_j - y_i\|^2$ = 0 for members of cluster $j$ and −2 otherwise; against the center tokens it is
-# $-(\|e_l - e_j\|^2 + 1)$ = −1 for its own token. The *averaging* hardmax (uniform over the tied
-# maxima; the limit of softmax, [SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers)) gives the mean of the members, and $V_3 = P_X$ writes it
-# into the data rows. *(A cluster without members has its own token, at −1, as maximum: section 7.)*
+# **Step 4 (the encoder's residual sum).** $\bar x_i + A_2 + A_1 = [x_i;\ (y_i - y_i) + e_{j^*};\ 0] = [x_i; e_{j^*}; 0]$,
+# exactly in floating point: $y - y = 0$ and $0 + e = e$ (exercise 01.3 (b)). The point tokens are
+# $[X; Y^{(t+1)}; 0]$: Lloyd's assignment step.
+
+# %%
+Xbar_next = Xbar_t + A2 + A1                                                   # the encoder's residual sum
+assert np.array_equal(Xbar_next[emb.rows("y")], E_new)                        # = [X; Y^(t+1); 0]
+assert np.array_equal(Xbar_next[emb.rows("x")], X) and not Xbar_next[emb.rows("flag")].any()
+
+# %% [markdown]
+# **Step 5 (block 3 scores membership).** The queries are the centers, the keys are the **updated** points and the
+# center tokens (`keys="X+C"`). $Q_3 = P_Y$ and $K_3 = P_Y + P_{flag}$, so center $j$ scores point $i$ by
+# $-\|e_j - y_i\|^2$: 0 if $i$ is a member of cluster $j$ ($y_i = e_j$), −2 otherwise. It scores the center token $l$
+# by $-(\|e_j - e_l\|^2 + 1)$: −1 for its own token, −3 for the others (the flag of a center token is 1, a point's 0).
 
 # %%
 keys3 = np.concatenate([Xbar_next, Cbar_t], axis=1)                           # (d_emb, n + k)
 A3, W3, S3 = attention(Cbar_t, keys3, params["Q3"], params["K3"], params["V3"],
                        normalizer="hardmax_average", gamma=np.inf, return_weights=True)
 assert W3.shape == (n + k, k)
-assert set(np.unique(S3)) <= {0.0, -1.0, -2.0, -3.0}
-assert np.allclose(A3[emb.rows("x")], C_next, atol=1e-12)                     # the member means
-assert np.allclose(W3.sum(axis=0), 1.0)
+member = labels_next[:, None] == np.arange(k)[None, :]                        # (n, k): point i in cluster j
+assert np.array_equal(S3[:n], np.where(member, 0.0, -2.0))                    # the points' rows
+assert np.array_equal(S3[n:], np.where(np.eye(k, dtype=bool), -1.0, -3.0))   # the center tokens' rows
 
 # %% [markdown]
-# **Block 4 (reset c).** Self-attention on the centers with $Q_4 = K_4 = P_Y$: the one-hot rows
-# are distinct, so this is the identity, and $V_4 = -P_X$ writes $-c_j$.
+# **Step 6 (block 3 writes the mean of the members, or keeps an empty cluster's center).** If cluster $j$ has members,
+# their score 0 is the column's maximum and the averaging hardmax (uniform over the tied maxima; the limit of softmax,
+# [SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers)) gives each of them $1/|M_j|$ ($M_j$ the
+# member set); $V_3 = P_X$ writes their mean $c^{(t+1)}_j$ into the data rows. If it has none, its own token, at −1,
+# is the only maximum, and block 3 writes $c^{(t)}_j = c^{(t+1)}_j$ (section 7 runs that case). *The generic
+# `attention` sums the mean in its own order, so this check compares with Lloyd's mean to 1e-12.*
+
+# %%
+assert np.array_equal(W3[:n] > 0, member) and not W3[n:].any()               # weight on the members only
+assert np.allclose(W3.sum(axis=0), 1.0, rtol=0, atol=1e-15)
+assert np.allclose(A3[emb.rows("x")], C_next, rtol=0, atol=1e-12)             # the member means
+assert not A3[emb.rows("y")].any() and not A3[emb.rows("flag")].any()
+
+# %% [markdown]
+# **Step 7 (block 4 subtracts the old center).** Self-attention on the centers with $Q_4 = K_4 = P_Y$: the codes $e_j$
+# are distinct, so the only maximum of column $j$ is $l = j$; the attention is the identity and $V_4 = -P_X$
+# writes $-c_j$.
 
 # %%
 A4 = attention(Cbar_t, Cbar_t, params["Q4"], params["K4"], params["V4"], normalizer="hardmax",
                gamma=np.inf, self_attention=True)
 assert np.array_equal(A4[emb.rows("x")], -C_t)
-Cbar_next = Cbar_t + A4 + A3                                                   # the decoder's residual sum
-assert np.allclose(Cbar_next[emb.rows("x")], C_next, atol=1e-12)
+assert not A4[emb.rows("y")].any() and not A4[emb.rows("flag")].any()
+
+# %% [markdown]
+# **Step 8 (the decoder's residual sum).** Each sublayer adds its reset block first:
+# $(\bar c_j + A_4) + A_3 = [(c_j - c_j) + c^{(t+1)}_j;\ e_j;\ 1] = [c^{(t+1)}_j; e_j; 1]$, exactly in floating point
+# (exercise 01.3 (b)). The center tokens are $[C^{(t+1)}; I_k; 1]$: Lloyd's update step. With step 4 this is the
+# claim for one layer, and by induction for $T$ layers. ∎
+
+# %%
+Cbar_next = (Cbar_t + A4) + A3                                                 # the decoder's residual sum
+assert np.array_equal(Cbar_next[emb.rows("x")], A3[emb.rows("x")])           # (c - c) + mu = mu, bit for bit
+assert np.allclose(Cbar_next[emb.rows("x")], C_next, rtol=0, atol=1e-12)
 assert np.array_equal(Cbar_next[emb.rows("y")], np.eye(k))                     # I_k is untouched
+assert np.array_equal(Cbar_next[emb.rows("flag")], np.ones((1, k)))
 print("max |C' - Lloyd| =", np.abs(Cbar_next[emb.rows("x")] - C_next).max())
 
 # %% [markdown]
-# The same four blocks, run by the generic layer (`layer_forward` with the description
-# `lloyd_layer()`), give the same tokens. *The layer lists the reset block first in each sublayer
-# so that the residual sum is $(c - c) + \mu$ ($\mu$ the mean block 3 writes), which is exactly $\mu$ in
-# floating point (exercise 01.3).*
+# The same four blocks, run by the generic layer (`layer_forward` with the description `lloyd_layer()`), give the
+# same tokens; section 6 checks the induction, layer after layer, with the package's `kmeans_transformer`.
 
 # %%
 Xl, Cl, rec = layer_forward(params, Xbar_t, Cbar_t, lloyd_layer(), record=True)
-assert np.allclose(Xl, Xbar_next, atol=0) and np.allclose(Cl, Cbar_next, atol=1e-12)
+assert np.array_equal(Xl, Xbar_next) and np.allclose(Cl, Cbar_next, rtol=0, atol=1e-12)
 for name, A in {"1": A1, "2": A2, "3": A3, "4": A4}.items():
-    assert np.allclose(rec.outputs[name], A, atol=1e-12), name
+    assert np.allclose(rec.outputs[name], A, rtol=0, atol=1e-12), name
 print({name: W.shape for name, W in sorted(rec.weights.items())})
 
 # %% [markdown]
@@ -306,13 +469,14 @@ assert moved.tolist() == [20] and ref.labels[2:, order[20]].tolist() == [2, 2]  
 #
 # ## 6. Layer by layer: the transformer equals Lloyd's algorithm
 #
-# Theorem 2.1: $T$ layers with shared weights = $T$ Lloyd iterations. The project checks
-# it exactly ([SPEC, "Exactness"](../docs/SPEC.md#exactness)): identical labels, centers to 1e-12.
+# The induction of §4, run: $T$ layers with shared weights are $T$ Lloyd iterations. `kmeans_transformer`
+# computes the blocks with the exact shortcuts of their γ = ∞ limits and gives the same labels and the same centers
+# bit for bit ([SPEC, "Exactness"](../docs/SPEC.md#exactness)).
 
 # %%
 trf = kmeans_transformer(X, C0, n_layers=4)
 assert np.array_equal(trf.labels, ref.labels)
-assert np.allclose(trf.centers, ref.centers, rtol=0, atol=1e-12)
+assert np.array_equal(trf.centers, ref.centers)                      # bit for bit, every layer
 for t in range(trf.n_steps):
     print(f"layer {t + 1}: labels equal: {np.array_equal(trf.labels[t], ref.labels[t])}, "
           f"max |dC| = {np.abs(trf.centers[t + 1] - ref.centers[t + 1]).max():.1e}, "
