@@ -22,8 +22,6 @@ import matplotlib
 
 #: (file name in figures/, "module:function(path)")
 FIGURES = [
-    ("fig0_circuit.png", "kmt_ref.viz.circuit:fig0_circuit"),
-    ("fig0_circuit_variants.png", "kmt_ref.viz.circuit:fig0_circuit_variants"),
     ("fig1_validation.png", "kmt_ref.viz.lloyd_figures:fig1_validation"),
     ("fig2_finite_gamma_gap.png", "kmt_ref.viz.lloyd_figures:fig2_finite_gamma_gap"),
     ("fig3_weights_and_attention.png", "kmt_ref.viz.lloyd_figures:fig3_weights_and_attention"),
@@ -35,6 +33,8 @@ FIGURES = [
     ("fig_binary_cost.png", "kmt_ref.viz.binary_figures:fig_binary_cost"),
     ("fig_binary_training.png", "kmt_ref.viz.binary_figures:fig_binary_training"),
     ("fig_animation_still.png", "kmt_ref.viz.animation:fig_animation_still"),
+    ("fig0_circuit.png", "kmt_ref.viz.circuit:fig0_circuit"),
+    ("fig0_circuit_variants.png", "kmt_ref.viz.circuit:fig0_circuit_variants"),
 ]
 
 
