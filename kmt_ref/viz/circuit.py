@@ -251,8 +251,8 @@ def variant_circuits(d=2, k=3):
     """Lloyd's circuit and every variant's: a list of ``(name, caption, (params, emb, layer))``.
 
     The weights and layers are the library's own functions with fixed example parameters:
-    soft k-means at β = 2; trimmed (γ₂ = 1) and robust k-means with penalties γ₁ = γ_flag = 10;
-    k-medoids with γ = 1 and the same penalties.
+    soft k-means at β = 2; trimmed and robust k-means with block 3's distance weight 1 and the
+    penalties γ₁ = γ_flag = 10; k-medoids with γ = 1 and the same penalties.
     """
     d = check_count(d, "d", minimum=1)
     k = check_count(k, "k", minimum=1)
