@@ -33,6 +33,8 @@ FIGURES = [
     ("fig_binary_cost.png", "kmt_ref.viz.binary_figures:fig_binary_cost"),
     ("fig_binary_training.png", "kmt_ref.viz.binary_figures:fig_binary_training"),
     ("fig_animation_still.png", "kmt_ref.viz.animation:fig_animation_still"),
+    ("fig0_circuit.png", "kmt_ref.viz.circuit:fig0_circuit"),
+    ("fig0_circuit_variants.png", "kmt_ref.viz.circuit:fig0_circuit_variants"),
 ]
 
 
