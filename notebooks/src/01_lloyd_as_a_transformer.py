@@ -679,6 +679,18 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 #   match Lloyd's long before every column is one-hot.
 
 # %% [markdown]
+# **What comes next.** Notebooks 02 and 03 change this circuit in a few places each: another score, another
+# normalizer, another block 3, an extra row of the tokens. The figure compares each variant's weights, token
+# layout and layer description with Lloyd's and marks in orange what differs (`plot_variant_circuits`; the trimmed,
+# robust and k-medoids weights are drawn at example values of their parameters, named in the function's docstring).
+
+# %%
+from kmt_ref.viz.circuit import plot_variant_circuits
+
+fig = plot_variant_circuits()
+plt.show()
+
+# %% [markdown]
 # ## Exercises
 #
 # How to work them (what `answer` holds, what `check` prints, parts graded apart, the precision a number
