@@ -10,6 +10,14 @@ of ``FuncAnimation.to_jshtml`` (the frames are PNG images inside the page: no
 ffmpeg), which a notebook shows with ``IPython.display.HTML``;
 :func:`trace_frame` draws one frame as a still figure. None calls ``show()``.
 
+The page needs no network and fits a narrow screen (:func:`offline_player`):
+matplotlib's player draws its buttons with Font Awesome, a web font linked from
+a CDN, which is blank offline; here each button is labelled in plain Unicode
+(its title and ``onclick`` kept), the frame scales down to the width it is
+given and the controls wrap. A frame is :data:`FIGSIZE` at :data:`DPI`, its
+smallest text :data:`FONT_PT` points: as large on screen as the tick labels of
+the notebooks' inline figures.
+
 Each frame has three panels:
 
 - the plane: the points (a sample of at most ``max_points``), coloured by the
@@ -284,7 +292,9 @@ def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=
     interval : int
         Milliseconds between frames.
     figsize : (float, float); dpi : float
-        The figure; its size in pixels is what every frame costs in the page.
+        The figure (default :data:`FIGSIZE` at :data:`DPI`); its size in pixels
+        is what every frame costs in the page. Its layout is set once, on the
+        frame with the longest title, and kept for every frame.
     axes : three matplotlib Axes, optional
         Plane, attention, objective, on one figure (then ``figsize`` and
         ``dpi`` are that figure's own); default a new figure.

@@ -200,6 +200,7 @@ def test_frames_are_wide_and_their_text_as_large_as_the_notebooks(long_labels):
     fig = animation.trace_frame(X, tr, ref, frame=2)
     width, height = fig.canvas.get_width_height()
     assert width >= 960 and height >= 400
+    assert (width, height) == (1050, 470)  # FIGSIZE at DPI, as the module says
     defaults = matplotlib.rcParamsDefault
     tick_px = FontProperties(size=defaults["xtick.labelsize"]).get_size_in_points() * defaults["figure.dpi"] / 72
     fig.canvas.draw()
