@@ -10,6 +10,14 @@ of ``FuncAnimation.to_jshtml`` (the frames are PNG images inside the page: no
 ffmpeg), which a notebook shows with ``IPython.display.HTML``;
 :func:`trace_frame` draws one frame as a still figure. None calls ``show()``.
 
+The page needs no network and fits a narrow screen (:func:`offline_player`):
+matplotlib's player draws its buttons with Font Awesome, a web font linked from
+a CDN, which is blank offline; here each button is labelled in plain Unicode
+(its title and ``onclick`` kept), the frame scales down to the width it is
+given and the controls wrap. A frame is :data:`FIGSIZE` at :data:`DPI`, its
+smallest text :data:`FONT_PT` points: as large on screen as the tick labels of
+the notebooks' inline figures.
+
 Each frame has three panels:
 
 - the plane: the points (a sample of at most ``max_points``), coloured by the
@@ -32,6 +40,8 @@ distances are not the ones the attention scored).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import matplotlib
 import matplotlib.pyplot as plt
@@ -46,8 +56,16 @@ from ..trace import ClusteringTrace
 from ..validation import check_2d, check_count
 from .canvas import _color, blend_colors, save_png
 
-__all__ = ["animate_trace", "animation_html", "trace_animation_html", "trace_frame", "frame_steps",
+__all__ = ["animate_trace", "animation_html", "offline_player", "trace_animation_html", "trace_frame", "frame_steps",
            "fig_animation_still"]
+
+#: the smallest text of a frame, in points: matplotlib's default font size (its tick labels), which the
+#: notebooks' inline figures are drawn with
+FONT_PT = 10.0
+#: the frames' resolution: matplotlib's default ``figure.dpi``, at which the notebooks' inline figures are drawn
+DPI = 100
+#: the frames' size in inches: 1050 x 470 pixels at :data:`DPI`
+FIGSIZE = (10.5, 4.7)
 
 #: the largest to_jshtml page :func:`animation_html` writes, in MB (matplotlib's ``animation.embed_limit``)
 EMBED_LIMIT_MB = 2.0
@@ -124,28 +142,31 @@ class _Frames:
         self.palette = np.array([to_rgba(_color(j)) for j in range(k)])  # (k, 4)
         if axes is None:
             self.fig = plt.figure(figsize=figsize, dpi=dpi, layout="constrained")
-            ax_plane, ax_attn, ax_obj = self.fig.subplots(1, 3, width_ratios=[1.15, 1.0, 1.0])
+            # w_pad and wspace keep the objective's y label clear of the attention's colorbar
+            self.fig.get_layout_engine().set(w_pad=0.08, wspace=0.06)
+            ax_plane, ax_attn, ax_obj = self.fig.subplots(1, 3, width_ratios=[1.2, 1.0, 1.0])
         else:
             ax_plane, ax_attn, ax_obj = axes
             self.fig = ax_plane.figure
         self.axes = (ax_plane, ax_attn, ax_obj)
+        small, big = FONT_PT, FONT_PT + 1
         # the plane
         m = self.shown.size
-        self.points = ax_plane.scatter(self.X[0], self.X[1], s=10, c=[(0.75, 0.75, 0.75, 1.0)] * m, linewidths=0,
+        self.points = ax_plane.scatter(self.X[0], self.X[1], s=22, c=[(0.75, 0.75, 0.75, 1.0)] * m, linewidths=0,
                                        zorder=1)
-        self.rings = ax_plane.scatter([], [], s=46, facecolors="none", edgecolors="k", linewidths=0.9, zorder=2,
+        self.rings = ax_plane.scatter([], [], s=80, facecolors="none", edgecolors="k", linewidths=1.0, zorder=2,
                                       label="label differs")
         self.paths, self.ref_paths = [], []
         for j in range(k):
-            self.paths.append(ax_plane.plot([], [], "-", color=_color(j), lw=1.4, zorder=3)[0])
-            self.ref_paths.append(ax_plane.plot([], [], ":", color="k", lw=0.8, zorder=3)[0])
+            self.paths.append(ax_plane.plot([], [], "-", color=_color(j), lw=1.6, zorder=3)[0])
+            self.ref_paths.append(ax_plane.plot([], [], ":", color="k", lw=0.9, zorder=3)[0])
         C = trace.centers[0]
-        self.centers = ax_plane.scatter(C[0], C[1], s=60, marker="o", c=self.palette, edgecolors="k",
+        self.centers = ax_plane.scatter(C[0], C[1], s=80, marker="o", c=self.palette, edgecolors="k",
                                         linewidths=0.8, zorder=4, label=f"{trace_label} (filled)")
         self.centers.set_gid("trace centers")
         R = reference.centers[0]
-        self.ref_centers = ax_plane.scatter(R[0], R[1], s=190, marker="o", facecolors="none",
-                                            edgecolors=self.palette, linewidths=1.8, zorder=5,
+        self.ref_centers = ax_plane.scatter(R[0], R[1], s=260, marker="o", facecolors="none",
+                                            edgecolors=self.palette, linewidths=2.0, zorder=5,
                                             label=f"{reference_label} (hollow)")
         self.ref_centers.set_gid("reference centers")
         allx = np.concatenate([X, trace.centers.transpose(1, 0, 2).reshape(2, -1),
@@ -155,35 +176,48 @@ class _Frames:
         ax_plane.set_xlim(lo[0] - pad[0], hi[0] + pad[0])
         ax_plane.set_ylim(lo[1] - pad[1], hi[1] + pad[1])
         ax_plane.set_aspect("equal", adjustable="box")
-        ax_plane.tick_params(labelsize=7)
-        handles = [Line2D([], [], ls="", marker="o", ms=7, mfc="0.5", mec="k", label=f"{trace_label} (filled)"),
-                   Line2D([], [], ls="", marker="o", ms=11, mfc="none", mec="0.3", mew=1.8,
+        ax_plane.tick_params(labelsize=small)
+        handles = [Line2D([], [], ls="", marker="o", ms=8, mfc="0.5", mec="k", label=f"{trace_label} (filled)"),
+                   Line2D([], [], ls="", marker="o", ms=13, mfc="none", mec="0.3", mew=2.0,
                           label=f"{reference_label} (hollow)"),
-                   Line2D([], [], ls="", marker="o", ms=6, mfc="none", mec="k", label="label differs")]
-        ax_plane.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.07), ncol=3,
-                        frameon=False, handletextpad=0.2, columnspacing=0.8)
+                   Line2D([], [], ls="", marker="o", ms=8, mfc="none", mec="k", label="label differs")]
+        ax_plane.legend(handles=handles, fontsize=small, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=1,
+                        frameon=False, handletextpad=0.3)
         # block 1's attention: keys (centers) x shown points
         self.image = ax_attn.imshow(np.zeros((k, m)), cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto",
                                     interpolation="nearest")
-        ax_attn.set_xlabel(f"query: point ({m} shown, by {reference_label}'s last cluster)", fontsize=7)
-        ax_attn.set_ylabel("key: center j", fontsize=7)
+        ax_attn.set_xlabel(f"query: point ({m} shown,\nby {reference_label}'s last cluster)", fontsize=small)
+        ax_attn.set_ylabel("key: center j", fontsize=small)
         ax_attn.yaxis.set_major_locator(MaxNLocator(integer=True))
-        ax_attn.tick_params(labelsize=7)
-        self.fig.colorbar(self.image, ax=ax_attn, fraction=0.05, pad=0.02).ax.tick_params(labelsize=7)
+        ax_attn.tick_params(labelsize=small)
+        self.colorbar = self.fig.colorbar(self.image, ax=ax_attn, fraction=0.06, pad=0.03)
+        self.colorbar.ax.tick_params(labelsize=small)
         # the objectives
         steps = np.arange(trace.n_steps + 1)
-        ax_obj.plot(steps, reference.log_objective, "-", color="0.3", lw=2.2, label=reference_label)
-        ax_obj.plot(steps, trace.log_objective, "--o", color="C1", ms=3, lw=1.2, label=trace_label)
-        self.marker = ax_obj.axvline(0, color="C3", lw=1.0)
-        self.gap = ax_obj.text(0.04, 0.05, "", transform=ax_obj.transAxes, ha="left", va="bottom", fontsize=7,
+        ax_obj.plot(steps, reference.log_objective, "-", color="0.3", lw=2.4, label=reference_label)
+        ax_obj.plot(steps, trace.log_objective, "--o", color="C1", ms=4, lw=1.4, label=trace_label)
+        self.marker = ax_obj.axvline(0, color="C3", lw=1.2)
+        self.gap = ax_obj.text(0.04, 0.05, "", transform=ax_obj.transAxes, ha="left", va="bottom", fontsize=small,
                                bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.7"})
-        ax_obj.set_xlabel("step t (layer / iteration)", fontsize=7)
-        ax_obj.set_ylabel("log k-means objective", fontsize=7)
+        ax_obj.set_xlabel("step t (layer / iteration)", fontsize=small)
+        ax_obj.set_ylabel("log k-means objective", fontsize=small)
         ax_obj.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax_obj.tick_params(labelsize=7)
+        ax_obj.tick_params(labelsize=small)
         ax_obj.grid(alpha=0.3)
-        ax_obj.legend(fontsize=6.5, loc="center right")
-        ax_obj.set_title(f"log objective\ngap = log J - log J({reference_label})", fontsize=8)
+        # below the axes, out of the curves' way (constrained layout makes room for it)
+        ax_obj.legend(fontsize=small, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)
+        ax_obj.set_title(f"log objective\ngap = log J − log J({reference_label})", fontsize=big)
+        if axes is None:
+            # the layout of the frame with the longest plane title, then kept for every frame (no jitter)
+            self.draw(max(range(len(self.steps)), key=lambda i: len(self._what(i))))
+            self.fig.draw_without_rendering()
+            self.fig.set_layout_engine("none")
+
+    def _what(self, i):
+        """The first line of frame ``i``'s plane title: which layer, which blocks."""
+        t, stage = self.steps[i]
+        return {"start": "initial centers (before layer 1)", "layer": f"layer {t}",
+                "assign": f"layer {t}: blocks 1 + 2 assign", "update": f"layer {t}: blocks 3 + 4 move the centers"}[stage]
 
     def draw(self, i):
         """Set every artist to frame ``i``; return them (FuncAnimation's callback)."""
@@ -191,17 +225,15 @@ class _Frames:
         tr, ref, sel = self.trace, self.reference, self.shown
         c_step = t - 1 if stage == "assign" else t  # centers[c_step]: not yet moved in an "assign" frame
         ax_plane, ax_attn, ax_obj = self.axes
+        what = self._what(i)
         if t == 0:
             colors = np.tile([0.75, 0.75, 0.75, 1.0], (sel.size, 1))
             W = np.zeros((tr.centers.shape[2], sel.size))
             differ = np.zeros(sel.size, dtype=bool)
-            what = "initial centers (before layer 1)"
         else:
             W = np.asarray(tr.layers[t - 1].weights["1"])[:, sel]  # (k, m): y_i that block 1 wrote
             colors = np.column_stack([blend_colors(W), np.ones(sel.size)])  # (m, 4) blend of the clusters' colours
             differ = tr.labels[t - 1][sel] != ref.labels[t - 1][sel]
-            what = {"layer": f"layer {t}", "assign": f"layer {t}: blocks 1 + 2 assign",
-                    "update": f"layer {t}: blocks 3 + 4 move the centers"}[stage]
         self.points.set_facecolors(colors)
         self.rings.set_offsets(self.X[:, differ].T if differ.any() else np.empty((0, 2)))
         for j, (line, ref_line) in enumerate(zip(self.paths, self.ref_paths)):
@@ -210,10 +242,11 @@ class _Frames:
         self.centers.set_offsets(tr.centers[c_step].T)
         self.ref_centers.set_offsets(ref.centers[c_step].T)
         n_differ = 0 if t == 0 else int(np.sum(tr.labels[t - 1] != ref.labels[t - 1]))
-        ax_plane.set_title(f"{what}\nlabels differing from {self.reference_label}: {n_differ}", fontsize=8)
+        ax_plane.set_title(f"{what}\nlabels differing from {self.reference_label}: {n_differ}",
+                           fontsize=FONT_PT + 1)
         self.image.set_data(W)
-        ax_attn.set_title("block 1 attention (the y_i written)" if t else "block 1 attention (not yet run)",
-                          fontsize=8)
+        ax_attn.set_title("block 1 attention\n(the y_i written)" if t else "block 1 attention\n(not yet run)",
+                          fontsize=FONT_PT + 1)
         self.marker.set_xdata([c_step, c_step])
         gap = tr.log_objective[c_step] - ref.log_objective[c_step]
         self.gap.set_text(f"gap at t = {c_step}:\n{gap:+.2e}")
@@ -235,7 +268,7 @@ def _frames(X, trace, reference, per_block, max_points, seed, trace_label, refer
 
 
 def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=0, trace_label="transformer",
-                  reference_label="Lloyd", interval=900, figsize=(8.4, 2.8), dpi=72, axes=None):
+                  reference_label="Lloyd", interval=900, figsize=FIGSIZE, dpi=DPI, axes=None):
     """Animate ``trace`` against ``reference``: a frame per layer (or per block), three panels each.
 
     Parameters
@@ -259,7 +292,9 @@ def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=
     interval : int
         Milliseconds between frames.
     figsize : (float, float); dpi : float
-        The figure; its size in pixels is what every frame costs in the page.
+        The figure (default :data:`FIGSIZE` at :data:`DPI`); its size in pixels
+        is what every frame costs in the page. Its layout is set once, on the
+        frame with the longest title, and kept for every frame.
     axes : three matplotlib Axes, optional
         Plane, attention, objective, on one figure (then ``figsize`` and
         ``dpi`` are that figure's own); default a new figure.
@@ -278,8 +313,64 @@ def animate_trace(X, trace, reference, *, per_block=False, max_points=300, seed=
     return anim
 
 
+#: the player's buttons: matplotlib's Font Awesome icon (a web font from a CDN) -> a label in plain Unicode
+#: that DejaVu Sans and the systems' own fonts draw (each button keeps its title and aria-label)
+BUTTON_LABELS = {"fa-minus": "\u2212", "fa-fast-backward": "|\u25c0\u25c0", "fa-step-backward": "|\u25c0",
+                 "fa-play fa-flip-horizontal": "\u25c0", "fa-pause": "\u275a\u275a", "fa-play": "\u25b6",
+                 "fa-step-forward": "\u25b6|", "fa-fast-forward": "\u25b6\u25b6|", "fa-plus": "+"}
+
+#: the player's style: the frame scales down to the width it is given, the controls wrap (a phone's 390 px)
+PLAYER_CSS = """<style>
+.kmt-animation .animation { display: block; max-width: 100%; }
+.kmt-animation .animation img { max-width: 100%; height: auto; }
+.kmt-animation input[type=range].anim-slider { width: 100%; max-width: 480px; box-sizing: border-box; }
+.kmt-animation .anim-buttons { display: flex; flex-wrap: wrap; justify-content: center; gap: 4px; }
+.kmt-animation .anim-buttons button { width: auto; min-width: 40px; padding: 2px 6px;
+  font: 16px/1.3 "DejaVu Sans", "Segoe UI Symbol", system-ui, sans-serif; }
+.kmt-animation .anim-state { display: flex; flex-wrap: wrap; justify-content: center; gap: 2px 8px; }
+</style>"""
+
+_ICON = re.compile(r'<i class="fa ([a-z -]+)"></i>')
+
+
+def offline_player(html):
+    """matplotlib's ``to_jshtml`` page made to work offline and on a narrow screen.
+
+    The Font Awesome stylesheet it links from a CDN is dropped and each
+    button's icon is replaced by its label in :data:`BUTTON_LABELS` (the
+    buttons and their ``onclick`` handlers are untouched); the page is wrapped
+    in ``<div class="kmt-animation">`` with :data:`PLAYER_CSS`.
+
+    Parameters
+    ----------
+    html : str
+        What ``Animation.to_jshtml`` returned.
+
+    Returns
+    -------
+    str
+        The page, with no ``http`` link and no ``fa fa-`` icon.
+    """
+    if not isinstance(html, str):
+        raise TypeError(f"html must be the str of Animation.to_jshtml, got {type(html).__name__}")
+    html = re.sub(r'<link[^>]*font-awesome[^>]*>\s*', "", html)
+
+    def label(match):
+        icon = match.group(1).strip()
+        if icon not in BUTTON_LABELS:
+            raise ValueError(f"html has the icon 'fa {icon}', which BUTTON_LABELS does not name "
+                             f"(matplotlib {matplotlib.__version__}'s to_jshtml player)")
+        return BUTTON_LABELS[icon]
+
+    html = _ICON.sub(label, html)
+    if "fa fa-" in html or re.search(r"https?://", html):
+        raise ValueError("html still links the network or a Font Awesome icon after offline_player "
+                         f"(matplotlib {matplotlib.__version__}'s to_jshtml player): not a page it knows")
+    return f'<div class="kmt-animation">\n{PLAYER_CSS}\n{html}\n</div>'
+
+
 def animation_html(anim, embed_limit_mb=EMBED_LIMIT_MB, default_mode="once"):
-    """``anim.to_jshtml()``: the animation as self-contained HTML and JavaScript (PNG frames, no ffmpeg).
+    """``anim.to_jshtml()`` made offline: the animation as self-contained HTML and JavaScript (PNG frames).
 
     Parameters
     ----------
@@ -292,10 +383,11 @@ def animation_html(anim, embed_limit_mb=EMBED_LIMIT_MB, default_mode="once"):
     Returns
     -------
     str
-        The page; show it in a notebook with ``IPython.display.HTML(html)``.
+        The page, through :func:`offline_player` (it needs no network and fits
+        a phone's width); show it in a notebook with ``IPython.display.HTML(html)``.
     """
     with matplotlib.rc_context({"animation.embed_limit": float(embed_limit_mb)}):
-        return anim.to_jshtml(default_mode=default_mode)
+        return offline_player(anim.to_jshtml(default_mode=default_mode))
 
 
 def trace_animation_html(X, trace, reference, *, embed_limit_mb=EMBED_LIMIT_MB, **kwargs):
@@ -334,7 +426,7 @@ def trace_frame(X, trace, reference, frame=-1, **kwargs):
     matplotlib.figure.Figure
     """
     defaults = dict(per_block=False, max_points=300, seed=0, trace_label="transformer", reference_label="Lloyd",
-                    figsize=(8.4, 2.8), dpi=72, axes=None)
+                    figsize=FIGSIZE, dpi=DPI, axes=None)
     defaults.update(kwargs)
     frames = _frames(X, trace, reference, **defaults)
     count = len(frames.steps)
@@ -354,5 +446,5 @@ def fig_animation_still(path, seed=19, gamma=10.0, n_layers=4, frame=2):
     """
     X, C0 = toy_data(seed)
     ref, tr = lloyd(X, C0, n_layers), kmeans_transformer(X, C0, n_layers, gamma, record=True)
-    fig = trace_frame(X, tr, ref, frame=frame, trace_label=f"transformer, γ = {gamma:g}", dpi=110)
-    return save_png(fig, path, dpi=110)
+    fig = trace_frame(X, tr, ref, frame=frame, trace_label=f"transformer, γ = {gamma:g}")
+    return save_png(fig, path, dpi=DPI)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from .. import (kmeans_transformer, lloyd, robust_kmeans_transformer, soft_kmeans_transformer,
                 trimmed_kmeans_transformer)
@@ -116,6 +117,11 @@ def plot_block1_gamma(X, C0, gamma, n_layers=4, axes=None):
     ax_leak.set_xlabel("points, by Lloyd's cluster", fontsize=8)
     ax_leak.set_ylabel("weight on non-members", fontsize=8)
     ax_leak.set_title(f"leak: max {leak.max():.1e}, mean {leak.mean():.1e}", fontsize=9)
+    # what the bars' colours mean: y_i's mix of the centers' colours (a one-hot y_i: its center's colour)
+    ax_leak.legend(handles=[Patch(color=_color(j), label=f"{j}") for j in range(W.shape[0])], ncol=W.shape[0],
+                   title="bar colour: y_i's mix of centers", fontsize=8, title_fontsize=8, loc="upper center",
+                   bbox_to_anchor=(0.5, -0.27), frameon=False, handlelength=1.0, handletextpad=0.3,
+                   columnspacing=0.8)
     gap = tr.log_objective - ref.log_objective  # (T+1,)
     ax_gap.plot(np.arange(gap.size), gap, "o-", color="C1", ms=4)
     ax_gap.axhline(0.0, color="0.5", lw=0.8)

@@ -4,8 +4,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import re  # noqa: E402
+
 import pytest  # noqa: E402
 from matplotlib.animation import FuncAnimation  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 
 from kmt_ref import binary_transformer, kmeans_transformer, lloyd  # noqa: E402
 from kmt_ref.data import gaussian_blobs, toy_data  # noqa: E402
@@ -84,7 +88,7 @@ def test_html_is_self_contained_with_every_frame(toy_runs):
     assert plt.get_fignums() == figs_before  # the figure is closed
     assert "<script" in html and "data:image/png;base64" in html
     assert html.count("data:image/png;base64") == 4  # T + 1 frames
-    assert 10_000 < len(html) < 400_000
+    assert 10_000 < len(html) < animation.EMBED_LIMIT_MB * 1e6
 
 
 def test_points_downsampled_but_objective_of_all(tmp_path):
@@ -139,3 +143,136 @@ def test_given_axes_are_drawn_on(toy_runs):
     with pytest.raises(ValueError, match="axes"):
         animation.trace_frame(X, tr, ref, axes=axes[:2])
     plt.close("all")
+
+
+# --------------------------------------------------------------------------
+# Readable frames: size, fonts, nothing clipped, nothing on top of another
+# --------------------------------------------------------------------------
+def _inside(box, fig_box, what):
+    assert (box.x0 >= fig_box.x0 - 0.5 and box.y0 >= fig_box.y0 - 0.5 and box.x1 <= fig_box.x1 + 0.5
+            and box.y1 <= fig_box.y1 + 0.5), f"{what} {box.bounds} leaves the figure {fig_box.bounds}"
+
+
+def _texts(fig):
+    """Every visible, non-empty text of ``fig`` but the tick labels (those are in the axes' tight boxes)."""
+    ticks = {id(lab) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+             for tick in axis.get_major_ticks() + axis.get_minor_ticks() for lab in (tick.label1, tick.label2)}
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text() and id(t) not in ticks]
+
+
+@pytest.fixture(scope="module")
+def long_labels():
+    """The toy example at gamma = 10, four layers, with the notebooks' longest trace label."""
+    X, C0 = toy_data(19)
+    return X, lloyd(X, C0, 4), kmeans_transformer(X, C0, 4, 10.0, record=True)
+
+
+@pytest.mark.parametrize("label", ["transformer, γ = ∞", "transformer, γ = 10", "binary codes"])
+def test_no_text_is_clipped_in_any_frame(long_labels, label):
+    X, ref, tr = long_labels
+    anim = animation.animate_trace(X, tr, ref, per_block=True, trace_label=label)
+    fr, fig = anim.frames, anim.frames.fig
+    renderer = fig.canvas.get_renderer()
+    for i in range(len(fr.steps)):
+        fr.draw(i)
+        fig.canvas.draw()
+        for ax in fig.axes:
+            _inside(ax.get_tightbbox(renderer), fig.bbox, f"frame {i}: the axes {ax.get_label()!r} with its labels")
+        texts = _texts(fig)
+        assert any(t.get_text() == label for t in texts)  # the legends' labels are among them
+        for text in texts:
+            _inside(text.get_window_extent(renderer), fig.bbox, f"frame {i}: the text {text.get_text()!r}")
+        for legend in [ax.get_legend() for ax in fig.axes if ax.get_legend()]:
+            box = legend.get_window_extent(renderer)
+            _inside(box, fig.bbox, f"frame {i}: a legend")
+            # outside every panel: no curve, center or marker line runs through a legend
+            assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes), f"frame {i}"
+    _close(anim)
+
+
+def test_frames_are_wide_and_their_text_as_large_as_the_notebooks(long_labels):
+    """At least 960 px wide; the smallest text as tall in pixels as an inline figure's tick labels.
+
+    The notebooks' inline figures are drawn at matplotlib's default dpi and font size
+    (matplotlib_inline sets neither); their tick labels are ``xtick.labelsize`` there.
+    """
+    X, ref, tr = long_labels
+    fig = animation.trace_frame(X, tr, ref, frame=2)
+    width, height = fig.canvas.get_width_height()
+    assert width >= 960 and height >= 400
+    assert (width, height) == (1050, 470)  # FIGSIZE at DPI, as the module says
+    defaults = matplotlib.rcParamsDefault
+    tick_px = FontProperties(size=defaults["xtick.labelsize"]).get_size_in_points() * defaults["figure.dpi"] / 72
+    fig.canvas.draw()
+    sizes = [t.get_fontsize() * fig.dpi / 72 for t in fig.findobj(Text) if t.get_visible() and t.get_text()]
+    assert len(sizes) > 30 and min(sizes) >= tick_px - 1e-9
+    plt.close(fig)
+
+
+def test_objective_y_label_is_clear_of_the_colorbar(long_labels):
+    X, ref, tr = long_labels
+    fig = animation.trace_frame(X, tr, ref, frame=2)
+    renderer = fig.canvas.get_renderer()
+    ax_obj, colorbar = fig.axes[2], fig.axes[3]
+    ylabel = ax_obj.yaxis.label.get_window_extent(renderer)
+    bar = colorbar.get_tightbbox(renderer)  # the bar and its tick labels
+    assert not ylabel.overlaps(bar)
+    assert ylabel.x0 - bar.x1 >= 10  # pixels between them: the label reads as the objective's
+    # and the objective's own tick labels lie between its y label and its axes
+    assert ylabel.x1 <= ax_obj.get_window_extent(renderer).x0
+    plt.close(fig)
+
+
+def test_the_layout_stays_put_across_frames(long_labels):
+    X, ref, tr = long_labels
+    anim = animation.animate_trace(X, tr, ref, per_block=True)
+    fr = anim.frames
+    positions = []
+    for i in range(len(fr.steps)):
+        fr.draw(i)
+        fr.fig.canvas.draw()
+        positions.append([ax.get_position().bounds for ax in fr.fig.axes])
+    assert all(p == positions[0] for p in positions)
+    _close(anim)
+
+
+# --------------------------------------------------------------------------
+# The player: offline, and on a phone
+# --------------------------------------------------------------------------
+def test_player_needs_no_network_and_every_button_has_a_label(toy_runs):
+    X, ref, tr, _ = toy_runs
+    anim = animation.animate_trace(X, tr, ref)
+    raw = anim.to_jshtml()
+    html = animation.offline_player(raw)
+    plt.close(anim.frames.fig)
+    assert "font-awesome" in raw and "fa fa-" in raw  # what matplotlib emits, and what is replaced
+    assert not re.search(r"https?://|//[a-z0-9.-]+\.(?:com|org|net)/", html)
+    assert "fa fa-" not in html and "<link" not in html
+    buttons = re.findall(r"<button([^>]*)>(.*?)</button>", html, flags=re.S)
+    assert len(buttons) == 9
+    for attrs, inner in buttons:
+        assert re.search(r'title="[^"]+"', attrs) and re.search(r'aria-label="[^"]+"', attrs)
+        assert inner.strip() and "<" not in inner  # visible text, no icon element
+        assert set(inner.strip()) <= set("|+\u2212\u25c0\u25b6\u275a")
+    onclick = r'onclick="([^"]+)"'
+    assert re.findall(onclick, html) == re.findall(onclick, raw)  # the same handlers, in the same order
+    assert {t for t in animation.BUTTON_LABELS.values()} == {b[1].strip() for b in buttons}
+
+
+def test_player_fits_a_narrow_screen(toy_runs):
+    X, ref, tr, _ = toy_runs
+    html = animation.trace_animation_html(X, tr, ref)
+    assert html.startswith('<div class="kmt-animation">') and html.rstrip().endswith("</div>")
+    css = animation.PLAYER_CSS
+    assert re.search(r"\.kmt-animation \.animation img \{[^}]*max-width: 100%;[^}]*height: auto;", css)
+    assert re.search(r"\.kmt-animation \.anim-buttons \{[^}]*flex-wrap: wrap;", css)
+    assert re.search(r"\.kmt-animation input\[type=range\]\.anim-slider \{[^}]*width: 100%;", css)
+
+
+def test_player_refuses_what_it_does_not_know():
+    with pytest.raises(TypeError, match="html"):
+        animation.offline_player(b"<div></div>")
+    with pytest.raises(ValueError, match="fa-rocket"):
+        animation.offline_player('<button onclick="x()"><i class="fa fa-rocket"></i></button>')
+    with pytest.raises(ValueError, match="network"):
+        animation.offline_player('<script src="https://example.org/x.js"></script>')

@@ -114,3 +114,31 @@ def test_bad_arguments_name_themselves(toy):
     with pytest.raises(ValueError, match="is_out"):
         sliders.plot_robust_support(X, C0, 1.0, is_out=np.zeros(3, dtype=bool))
     plt.close("all")
+
+
+def test_leak_bars_colours_have_a_legend_inside_the_figure(toy):
+    """The leak panel's legend names the centers whose colours the bars mix, clear of every panel and not clipped."""
+    X, C0 = toy
+    from matplotlib.colors import to_rgba
+    from kmt_ref.viz.canvas import _color
+
+    one = sliders.plot_block1_gamma(X, C0, 10.0, n_layers=3)
+    many = sliders.small_multiples(lambda g, axes: sliders.plot_block1_gamma(X, C0, g, n_layers=4, axes=axes),
+                                   [1.0, 10.0, 100.0, np.inf], rows=3, panel_size=(3.2, 2.4))
+    for fig, leak_axes in ((one, [one.axes[1]]), (many, [ax for ax in many.axes if ax.get_legend()])):
+        assert len(leak_axes) == (1 if fig is one else 4)
+        renderer = fig.canvas.get_renderer()
+        fig.canvas.draw()
+        for ax in leak_axes:
+            assert ax.get_title().startswith("leak")
+            legend = ax.get_legend()
+            assert "colour" in legend.get_title().get_text()
+            assert [t.get_text() for t in legend.get_texts()] == ["0", "1", "2"]
+            assert [to_rgba(p.get_facecolor()) for p in legend.get_patches()] == [to_rgba(_color(j)) for j in range(3)]
+            box = legend.get_window_extent(renderer)
+            fb = fig.bbox
+            assert box.x0 >= fb.x0 and box.y0 >= fb.y0 and box.x1 <= fb.x1 and box.y1 <= fb.y1
+            assert not any(box.overlaps(other.get_window_extent(renderer)) for other in fig.axes)
+            # and below the leak panel's own x label, not on it
+            assert box.y1 <= ax.xaxis.label.get_window_extent(renderer).y0
+        plt.close(fig)
