@@ -99,19 +99,20 @@ assert np.array_equal(Cbar[emb.rows("y")], np.eye(k)) and np.all(Cbar[emb.rows("
 # authors' code has no Theorem 2.2 model.
 #
 # **Theorem 2.2 (the project's statement).** Let $X = [x_1, \dots, x_n] \in \mathbb R^{d\times n}$ and
-# $C^{(0)} \in \mathbb R^{d\times k}$, and let $C^{(t)}$ and $Y^{(t)} \in \{0, 1\}^{k\times n}$ (one-hot columns
-# $y^{(t)}_i$) be the centers and labels of $t$ steps of Lloyd's algorithm from $C^{(0)}$, ties to the lowest index,
+# $C^{(0)} \in \mathbb R^{d\times k}$, and let $C^{(t)}$ and $Y^{(t)} \in \{0, 1\}^{k\times n}$ (columns $y^{(t)}_i$,
+# one-hot for $t \ge 1$; $Y^{(0)} = 0$) be the centers and labels of $t$ steps of Lloyd's algorithm from $C^{(0)}$, ties to the lowest index,
 # an empty cluster keeping its center (`lloyd`, policy `"keep"`; [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters)).
 # Assume
 #
 # 1. *the tokens*: rows `x`, `norm`, `one`, `y`, `flag` ($d + k + 3$ rows), point tokens
-#    $[x_i; \|x_i\|^2; 1; y_i; 0]$ with $y_i = 0$ ($Y^{(0)} = 0$), center tokens $[c_j; \|c_j\|^2; 1; e_j; 1]$ with
+#    $[x_i; \|x_i\|^2; 1; y_i; 0]$ with $y_i = y^{(0)}_i = 0$, center tokens $[c_j; \|c_j\|^2; 1; e_j; 1]$ with
 #    $c_j$ column $j$ of $C^{(0)}$;
 # 2. *the layer* of Theorem 2.1 (notebook 01) followed by a feed-forward block on the center tokens:
-#    $\bar X' = \bar X + A(\bar X, \bar C; Q_1, K_1, V_1) + A(\bar X, \bar X; Q_2, K_2, V_2)$, then
-#    $\bar C' = \bar C + A(\bar C, [\bar X'\ \bar C]; Q_3, K_3, V_3) + A(\bar C, \bar C; Q_4, K_4, V_4)$ (block 3's
-#    keys are the updated point tokens and the center tokens), then $\bar C'' = \bar C' + W_2\,\mathrm{ReQU}(W_1\bar C')$
-#    with $\mathrm{ReQU}(z) = \max(z, 0)^2$;
+#    $\bar X' = \bar X + A_1 + A_2$, then $\bar C' = \bar C + A_3 + A_4$, then
+#    $\bar C'' = \bar C' + W_2\,\mathrm{ReQU}(W_1\bar C')$ with $\mathrm{ReQU}(z) = \max(z, 0)^2$, where
+#    $A_1 = A(\bar X, \bar C; Q_1, K_1, V_1)$, $A_2 = A(\bar X, \bar X; Q_2, K_2, V_2)$,
+#    $A_3 = A(\bar C, [\bar X'\ \bar C]; Q_3, K_3, V_3)$ (block 3's keys: the updated point tokens and the center
+#    tokens) and $A_4 = A(\bar C, \bar C; Q_4, K_4, V_4)$;
 # 3. *the weights* of `dot_product_weights(d, k)` (drawn in section 2), the same in every layer;
 # 4. *dot-product attention at γ = ∞*: scores $S_{ji} = (K z'_j)\cdot(Q z_i)$; blocks 1, 2 and 4 take the
 #    lowest-index hardmax (weight 1 on each query's largest score, ties to the lowest key index), block 3 the
@@ -277,8 +278,8 @@ print("center tokens after the decoder of layer 2 (columns):\n", C_decoded)
 # ## 3. A ReQU feed-forward block refreshes ‖c‖²
 #
 # **Step 5: the feed-forward block writes $\|c_j\|^2$.** After the update the center has moved, so its stored
-# $\|c_j\|^2$ is stale: block 4 clears it (step 4), and a feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)). The
-# rectified quadratic unit $\mathrm{ReQU}(z) = \max(z, 0)^2$ gives half of a square; two of them give it all:
+# $\|c_j\|^2$ is stale: block 4 clears it (step 4), and a feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)). ReQU
+# gives half of a square; two of them give it all:
 #
 # $$\mathrm{ReQU}(z) + \mathrm{ReQU}(-z) = z^2 \quad\text{for every real } z .$$
 
@@ -313,6 +314,7 @@ others = np.setdiff1d(np.arange(emb.d_emb), np.arange(emb.d_emb)[norm])
 assert np.array_equal(Cbar_fresh[others], Cbar_stale[others])  # and nothing else changed
 assert np.array_equal(L2.outputs["FFN"][norm][0], np.sum(ref.centers[2] ** 2, axis=0))   # layer 2
 assert np.array_equal(L2.Cbar_out, C_decoded + L2.outputs["FFN"])
+print("layer 2: FFN wrote", L2.outputs["FFN"][norm][0], "| ||c_j||^2 of Lloyd's centers:", np.sum(ref.centers[2] ** 2, axis=0))
 
 # %% [markdown]
 # ### Exercise 02.10
@@ -343,16 +345,20 @@ check("02.10", answer)
 # runs the circuit unrecorded (the fast path of the γ = ∞ limit) and compares its labels and centers.
 
 # %%
+token_gap = []                                                              # per layer: max |token - Lloyd's|
 for t, layer_t in enumerate(rec.layers):
     X_lloyd = emb.embed_points(X)
     X_lloyd[y] = np.eye(k)[:, ref.labels[t]]                                # [x_i; ||x_i||^2; 1; y_i; 0]
+    C_lloyd = emb.embed_centers(ref.centers[t + 1])                         # [c_j; ||c_j||^2; 1; e_j; 1]
     np.testing.assert_allclose(layer_t.Xbar_out, X_lloyd, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(layer_t.Cbar_out, emb.embed_centers(ref.centers[t + 1]), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(layer_t.Cbar_out, C_lloyd, rtol=0, atol=1e-12)
+    token_gap.append(max(np.abs(layer_t.Xbar_out - X_lloyd).max(), np.abs(layer_t.Cbar_out - C_lloyd).max()))
 trf = dot_product_transformer(X, C0, 5)
 np.testing.assert_array_equal(trf.labels, ref.labels)
 np.testing.assert_allclose(trf.centers, ref.centers, rtol=0, atol=1e-12)
 for t in range(trf.n_steps):
-    print(f"layer {t + 1}: labels equal: {np.array_equal(trf.labels[t], ref.labels[t])}, "
+    print(f"layer {t + 1}: tokens - Lloyd's state: {token_gap[t]:.1e}, "
+          f"labels equal: {np.array_equal(trf.labels[t], ref.labels[t])}, "
           f"max |dC| = {np.abs(trf.centers[t + 1] - ref.centers[t + 1]).max():.1e}, "
           f"log J = {trf.log_objective[t + 1]:.4f} (Lloyd {ref.log_objective[t + 1]:.4f})")
 
