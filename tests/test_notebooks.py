@@ -58,3 +58,23 @@ def test_relative_links_resolve_from_where_the_notebook_is_stored(path):
             if not (path.parent / target.split("#")[0]).exists():
                 broken.append(target)
     assert not broken, f"links that reach no file from {path.parent.name}/: {broken}"
+
+
+_NEGATIVE_ZERO = re.compile(r"(?<![\w.])-0\.0*(?![0-9])")  # "-0.", "-0.0", "-0.00e+00": a zero printed with a sign
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[str(p.relative_to(_ROOT)) for p in NOTEBOOKS])
+def test_no_stored_output_prints_a_negative_zero(path):
+    """A student reads "-0." as a sign that went wrong: a cell that can print -0.0 adds 0.0 first."""
+    nb = json.loads(path.read_text())
+    shown = []
+    for i, cell in enumerate(nb["cells"]):
+        for out in cell.get("outputs", []):  # printed text, and the plain-text value of a cell's last line
+            text = "".join(out.get("text", "")) + "".join(out.get("data", {}).get("text/plain", ""))
+            shown += [f"{m.group(0)} in cell {i}" for m in _NEGATIVE_ZERO.finditer(text)]
+    assert not shown, shown
+
+
+def test_the_negative_zero_pattern():
+    assert _NEGATIVE_ZERO.findall("[-0. -0.     -0.2828] -0.0e+00 (-0.000)") == ["-0.", "-0.", "-0.0", "-0.000"]
+    assert not _NEGATIVE_ZERO.findall("-0.9185 -0.5 x-0. 10-0. 0. -10.")

@@ -9,7 +9,8 @@
 #
 # 1. **Theorem 2.2** — plain dot-product attention suffices if every token carries its squared norm
 #    and a feed-forward block with the rectified quadratic unit ReQU(z) = max(z, 0)² keeps the
-#    centers' norms up to date ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)), sections 1–5;
+#    centers' norms up to date ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)): stated in section 1 and proved
+#    in six steps in sections 1–4, an empty cluster in section 5;
 # 2. **soft k-means** — a finite inverse temperature β in the assignment block and the authors'
 #    normalized linear attention in the update block (their `cnst_model.py`, `ldp=True`; [SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer)), section 6;
 # 3. **spherical k-means** — unit-norm data, cosine scores, RMSNorm on the update ([SPEC, "Variants"](../docs/SPEC.md#5-variants-small-named-changes-to-the-layer); the
@@ -17,6 +18,8 @@
 #
 # **Learning objectives.** After this notebook you can
 #
+# - state Theorem 2.2 as kmt_ref realises it (tokens, weights, which hardmax in which block) and check
+#   each step of its proof on an example;
 # - expand $-\|x-c\|^2$ and explain why a dot product with a squared-norm row selects the nearest
 #   center (the *norm trick*), and which of the two norms the circuit may leave out;
 # - build a ReQU feed-forward block that writes $\|c\|^2$ exactly, and say why it needs two units
@@ -34,12 +37,6 @@
 #
 # Tokens are **columns**: X is (d, n), C is (d, k). Every transformer below is run by the one
 # generic layer `kmt_ref.core.attention.layer_forward`.
-#
-# *Annotator's remark:* Theorem 2.2 is stated here as a technical summary of the paper reports it (not
-# verified against the paper's text, which is not among our sources): dot-product attention runs k-means
-# exactly when the tokens carry their squared norms and a ReQU feed-forward block updates them. The explicit construction (token layout,
-# weights, the empty-cluster token, block 2) is the project's own ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open), "(open)"); the
-# authors' code has no Theorem 2.2 model.
 
 # %%
 import numpy as np
@@ -70,29 +67,81 @@ print("kmt_ref", kmt_ref.__version__, "| X:", X.shape, "C0:", C0.shape, "| seed"
 # %% [markdown]
 # ## 1. The squared-norm trick
 #
-# Theorem 2.1 scores center $j$ for point $i$ by the negative squared distance. Expanding it
-# (the idea of Theorem 2.2, reported by the paper, from a summary; [SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)):
+# Theorem 2.1 scores center $j$ for point $i$ by the negative squared distance. Expanding it gives the idea
+# of Theorem 2.2:
 #
 # $$-\|x_i - c_j\|^2 = \underbrace{-\|x_i\|^2}_{\text{same for every } j} + 2\,x_i\cdot c_j - \|c_j\|^2 .$$
 #
 # Only the last two terms depend on $j$, and both are dot products if the tokens carry the right
 # extra rows. Point tokens are $[x_i; \|x_i\|^2; 1; y_i; 0]$ and center tokens
 # $[c_j; \|c_j\|^2; 1; e_j; 1]$ (rows `x`, `norm`, `one`, `y`, `flag`; the flag marks center tokens,
-# section 5).
+# step 3).
 
 # %%
 params, emb = dot_product_weights(d, k)    # the hand-set Q1..V4, W1, W2 and the token layout
 Xbar, Cbar = emb.embed_points(X), emb.embed_centers(C0)                  # (d_emb, n), (d_emb, k)
 print("layout:", emb.layout, "| d_emb =", emb.d_emb)
 print("rows:", {name: (s.start, s.stop) for name, s in embedding_blocks(emb)})
+x_rows, norm, one, y, flag = (emb.rows(b) for b in ("x", "norm", "one", "y", "flag"))   # row slices
 assert Xbar.shape == (d + k + 3, n) and Cbar.shape == (d + k + 3, k)
 assert np.array_equal(Xbar[emb.rows("norm")][0], np.sum(X * X, axis=0))   # ||x_i||^2
 assert np.array_equal(Cbar[emb.rows("norm")][0], np.sum(C0 * C0, axis=0))  # ||c_j||^2
 assert np.array_equal(Cbar[emb.rows("y")], np.eye(k)) and np.all(Cbar[emb.rows("flag")] == 1)
 
 # %% [markdown]
-# **Block 1's score.** The query of point $i$ is $Q_1\bar x_i = [2x_i; -1]$ (the −1 is read from the
-# `one` row into the `norm` row) and the key of center $j$ is $K_1\bar c_j = [c_j; \|c_j\|^2]$:
+# ### Theorem 2.2, as kmt_ref realises it
+#
+# A technical summary of the paper reports Theorem 2.2 in words: plain dot-product attention runs k-means
+# exactly if the token embeddings carry their squared norms and a feed-forward block with the activation
+# ReQU updates them (**[summary]**: the paper's own text was not available to us, so its statement is neither
+# quoted nor verified). The statement below is therefore the project's, and so is its construction (token
+# layout, weights, the empty-cluster token, block 2), **(open)** ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)); the
+# authors' code has no Theorem 2.2 model.
+#
+# **Theorem 2.2 (the project's statement).** Let $X = [x_1, \dots, x_n] \in \mathbb R^{d\times n}$ and
+# $C^{(0)} \in \mathbb R^{d\times k}$, and let $C^{(t)}$ and $Y^{(t)} \in \{0, 1\}^{k\times n}$ (columns $y^{(t)}_i$,
+# one-hot for $t \ge 1$; $Y^{(0)} = 0$) be the centers and labels of $t$ steps of Lloyd's algorithm from $C^{(0)}$, ties to the lowest index,
+# an empty cluster keeping its center (`lloyd`, policy `"keep"`; [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters)).
+# Assume
+#
+# 1. *the tokens*: rows `x`, `norm`, `one`, `y`, `flag` ($d + k + 3$ rows), point tokens
+#    $[x_i; \|x_i\|^2; 1; y_i; 0]$ with $y_i = y^{(0)}_i = 0$, center tokens $[c_j; \|c_j\|^2; 1; e_j; 1]$ with
+#    $c_j$ column $j$ of $C^{(0)}$;
+# 2. *the layer* of Theorem 2.1 (notebook 01) followed by a feed-forward block on the center tokens:
+#    $\bar X' = \bar X + A_1 + A_2$, then $\bar C' = \bar C + A_3 + A_4$, then
+#    $\bar C'' = \bar C' + W_2\,\mathrm{ReQU}(W_1\bar C')$ with $\mathrm{ReQU}(z) = \max(z, 0)^2$, where
+#    $A_1 = A(\bar X, \bar C; Q_1, K_1, V_1)$, $A_2 = A(\bar X, \bar X; Q_2, K_2, V_2)$,
+#    $A_3 = A(\bar C, [\bar X'\ \bar C]; Q_3, K_3, V_3)$ (block 3's keys: the updated point tokens and the center
+#    tokens) and $A_4 = A(\bar C, \bar C; Q_4, K_4, V_4)$;
+# 3. *the weights* of `dot_product_weights(d, k)` (drawn in section 2), the same in every layer;
+# 4. *dot-product attention at γ = ∞*: scores $S_{ji} = (K z'_j)\cdot(Q z_i)$; blocks 1, 2 and 4 take the
+#    lowest-index hardmax (weight 1 on each query's largest score, ties to the lowest key index), block 3 the
+#    averaging hardmax (equal weights on all of a query's tied largest scores).
+#
+# Then, in exact arithmetic, after $T$ layers ($T \ge 0$) the point tokens are $[x_i; \|x_i\|^2; 1; y^{(T)}_i; 0]$
+# and the center tokens are $[C^{(T)}; \|C^{(T)}\|^2; 1; I_k; 1]$ ($\|C\|^2$ the row of the squared norms of
+# the columns): each layer is one Lloyd iteration.
+#
+# *In floating point*, which is what kmt_ref computes, the equality holds to rounding, not bit for bit
+# ([EXACTNESS, "Theorem 2.2"](../docs/EXACTNESS.md#theorem-22)). The dot score $2x\cdot c - \|c\|^2$ and Lloyd's
+# $\|x\|^2 + \|c\|^2 - 2x\cdot c$ are equal in exact arithmetic but are rounded differently, so a label can part
+# from Lloyd's where a point's two nearest centers are equidistant to within rounding (on the project's table
+# of test instances, `tests/cases.py`, Lloyd's expansion cancels to 0 in one or two cases, depending on the BLAS
+# kernel, and the transformer picks the center nearest in exact arithmetic); and block 2 cannot tell apart two
+# points closer than about $10^{-8}$ times the data scale that lie on opposite sides of a cluster boundary. On
+# integer grids the property tests check the centers to $8\cdot 10^{-15}$ times the data's extent (plus the
+# read-out's rounding where the data's frame is shifted) and the labels up to the first such near tie. On this
+# notebook's example the labels are equal and the centers agree to 1e-12 (step 6 asserts it).
+#
+# **Proof, in six steps.** Steps 1–5 take one layer whose input has the form of the conclusion for some $t$
+# (Lloyd's $C^{(t)}$ in the center tokens, $Y^{(t)}$ in the point tokens) and show that its output has that form
+# for $t + 1$; step 6 is the induction over the layers. The cell after each step checks it on the running
+# example: step 1 on the tokens built above (the input of layer 1), steps 2–5 on layer 2 of a recorded run,
+# whose input already carries Lloyd's first labels.
+#
+# **Step 1: block 1 writes the code of the nearest center.** The query of point $i$ is
+# $Q_1\bar x_i = [2x_i; -1]$ (the −1 is read from the `one` row into the `norm` row) and the key of center $j$ is
+# $K_1\bar c_j = [c_j; \|c_j\|^2]$:
 #
 # $$ (K_1\bar c_j)\cdot(Q_1\bar x_i) = 2\,x_i\cdot c_j - \|c_j\|^2 = \|x_i\|^2 - \|x_i - c_j\|^2 .$$
 #
@@ -108,16 +157,21 @@ np.testing.assert_allclose(constant, np.tile(np.sum(X * X, axis=0), (k, 1)), rto
 print("dot - Euclidean score of point 0, each center:", constant[:, 0], "| ||x_0||^2 =", X[:, 0] @ X[:, 0])
 
 # %% [markdown]
-# **Shift invariance.** Softmax and hardmax normalize each column (each query) over the keys, and
-# adding the same number $a$ to every score of a column changes nothing:
-# $\mathrm{softmax}(z + a\mathbf 1) = e^{a}e^{z}/(e^{a}\sum e^{z}) = \mathrm{softmax}(z)$.
-# Hence the attention weights of the dot scores are *exactly* those of distance attention, at every γ.
+# Adding the same number to every score of a query changes the weights of no normalizer that is shift
+# invariant per query, which softmax at every γ and both hardmax forms are (exercise 02.2 proves it). So the
+# dot scores give the weights of distance attention: the lowest-index hardmax of block 1 puts weight 1 on the
+# nearest center $j^*_i$, ties to the lowest index, as Lloyd's assignment does, and $V_1 = P_Y$ writes its code
+# $e_{j^*_i}$ into the `y` rows and 0 into every other row.
 
 # %%
 for gamma in (1.0, 10.0, 1000.0):
     np.testing.assert_allclose(softmax(S_dot, gamma), softmax(S_euc, gamma), rtol=1e-10, atol=1e-15)
 assert np.array_equal(hardmax(S_dot), hardmax(S_euc))                                    # gamma = inf
+A1 = params["V1"] @ Cbar @ hardmax(S_dot)                                                # (d_emb, n): block 1's output
+labels_1 = lloyd(X, C0, 1).labels[0]                                                     # (n,) Lloyd's first labels
+assert np.array_equal(A1[y], np.eye(k)[:, labels_1]) and not np.delete(A1, np.r_[y], axis=0).any()
 print("softmax of both scores: equal for gamma = 1, 10, 1000; hardmax: identical")
+print("block 1 writes the codes of Lloyd's first labels:", labels_1)
 
 # %% [markdown]
 # ### Exercise 02.9
@@ -137,28 +191,95 @@ from kmt_ref.exercises import check
 check("02.9", answer)
 
 # %% [markdown]
-# ## 2. The twelve hand-set matrices of Theorem 2.2
+# ## 2. The twelve hand-set matrices of Theorem 2.2, and blocks 2–4
 #
 # Compare with notebook 01 (rows: Q, K, V; columns: blocks 1–4). Blocks 1 and 2 read the `norm`
 # and `one` rows (the −1 of $Q$ and the `norm` entry of $K$ are the norm trick); block 3's key
-# subtracts ½ · flag from the one-hot rows (the empty-cluster token, section 5); block 4's value
-# clears the stale `norm` row together with the old center. Q has entries 2, so the colour scale
+# subtracts ½ · flag from the one-hot rows (the empty-cluster token, step 3); block 4's value
+# clears the stale `norm` row together with the old center (step 4). Q has entries 2, so the colour scale
 # runs to 2.
 
 # %%
 fig = plot_weights(params, emb, names=[f"{w}{b}" for w in "QKV" for b in "1234"], ncols=4)
 fig.suptitle("Theorem 2.2: hand-set Q, K, V (rows: Q, K, V; columns: blocks 1-4)")
-norm, one, flag, y = (emb.rows(b) for b in ("norm", "one", "flag", "y"))
 assert params["Q1"][norm, one] == -1.0 and np.array_equal(params["K1"], P_X + projector(emb, "norm"))
 assert np.all(params["K3"][y, flag] == -0.5)                         # the default token's offset
 assert np.array_equal(params["V4"], -(P_X + projector(emb, "norm")))  # clears c and ||c||^2
 
 # %% [markdown]
+# **Step 2: block 2 subtracts the old code.** Block 2 has block 1's score maps, over the points: point $i$
+# scores point $l$ by $\|x_i\|^2 - \|x_i - x_l\|^2$, which is largest where $x_l = x_i$ ($l = i$, or a copy of
+# $x_i$). Copies of a point carry the same $y$ (all start at 0, and in every layer block 1 gives them the same
+# scores), so the lowest-index hardmax picks a token whose $y$ is $y_i$, and $V_2 = -P_Y$ writes $-y_i$. With
+# step 1 the point tokens leave the encoder as $[x_i; \|x_i\|^2; 1; y_i - y_i + e_{j^*_i}; 0]$, that is, with
+# Lloyd's next labels $y^{(t+1)}_i$; no other row is written ($V_1$ and $V_2$ are zero outside the `y` rows).
+
+# %%
+ref = lloyd(X, C0, 5)
+rec = dot_product_transformer(X, C0, 5, record=True)   # each layer's tokens, scores, weights and block outputs
+L2 = rec.layers[1]                                     # layer 2: its input carries Lloyd's first labels
+Y1, Y2 = (np.eye(k)[:, ref.labels[t]] for t in (0, 1)) # (k, n) each: Y^(1), Y^(2)
+D_xx = np.sum((X[:, :, None] - X[:, None, :]) ** 2, axis=0)                           # (n, n) ||x_i - x_l||^2
+np.testing.assert_allclose(L2.scores["2"], np.sum(X * X, axis=0) - D_xx, rtol=0, atol=1e-13)
+assert np.array_equal(L2.weights["2"], np.eye(n))      # no two points coincide here: each picks itself
+assert np.array_equal(L2.Xbar_in[y], Y1) and np.array_equal(L2.outputs["2"][y], -Y1)
+assert np.array_equal(L2.outputs["1"][y], Y2)          # step 1 in this layer
+X_next = L2.Xbar_in.copy()
+X_next[y] = Y2
+assert np.array_equal(L2.Xbar_out, X_next)             # only the y rows changed, to Lloyd's next labels
+print("point 0 in layer 2: y", L2.Xbar_in[y, 0], "+ block 2", L2.outputs["2"][y, 0], "+ block 1",
+      L2.outputs["1"][y, 0], "=", L2.Xbar_out[y, 0])
+
+# %% [markdown]
+# **Step 3: block 3 takes the members' mean, or keeps an empty cluster's center.** Its queries are the center
+# tokens, its keys the point tokens of step 2 and the center tokens. With $Q_3 = P_Y$ and
+# $K_3\bar z = y - \tfrac12\,\mathrm{flag}\,\mathbf 1_k$, center $j$ scores
+#
+# | key | score $e_j\cdot K_3\bar z$ |
+# |---|---|
+# | a member of cluster $j$ ($y_i = e_j$) | 1 |
+# | its own center token ($e_j - \tfrac12\mathbf 1$) | ½ |
+# | a point of another cluster | 0 |
+# | another center token | −½ |
+#
+# If cluster $j$ has members $M_j$, they tie at the largest score 1 and the averaging hardmax gives each of them
+# weight $1/|M_j|$; $V_3 = P_X$ then writes their mean $\mu_j$, Lloyd's $c^{(t+1)}_j$, into the `x` rows. If it
+# has none, its own token (½) beats every point (0) and every other center token (−½), and block 3 writes
+# $c_j$: the empty cluster keeps its center, Lloyd's "keep" policy (section 5 shows one; exercise 02.4 asks
+# which offsets other than ½ would do). $V_3$ is zero outside the `x` rows.
+
+# %%
+S3 = L2.scores["3"]                                    # (n + k, k): keys (points, then center tokens) down
+members = ref.labels[1][:, None] == np.arange(k)       # (n, k): the members of each cluster in layer 2
+assert np.array_equal(S3, np.vstack([members.astype(float), np.eye(k) - 0.5]))
+np.testing.assert_allclose(L2.weights["3"], np.vstack([members / members.sum(axis=0), np.zeros((k, k))]))
+np.testing.assert_allclose(L2.outputs["3"][x_rows], ref.centers[2], rtol=0, atol=1e-12)   # the members' means
+assert not np.delete(L2.outputs["3"], np.r_[x_rows], axis=0).any()
+print("block 3's scores in layer 2:", np.unique(S3), "| cluster sizes:", members.sum(axis=0))
+
+# %% [markdown]
+# **Step 4: block 4 clears the old center and its norm.** $Q_4 = K_4 = P_Y$: center $l$ scores center $j$ by
+# $e_l\cdot e_j$, which is 1 for $l = j$ and 0 otherwise, so the lowest-index hardmax is the identity, and
+# $V_4 = -(P_X + P_\mathrm{norm})$ writes $-[c_j; \|c_j\|^2]$. With step 3 the center tokens leave the decoder as
+# $[c^{(t+1)}_j; 0; 1; e_j; 1]$: the centers are Lloyd's, the `norm` row is cleared and no other row is written.
+# (The code adds block 4's output before block 3's, so that $(c - c) + \mu$ is $\mu$ exactly in floating point:
+# [EXACTNESS](../docs/EXACTNESS.md).)
+
+# %%
+assert np.array_equal(L2.scores["4"], np.eye(k)) and np.array_equal(L2.weights["4"], np.eye(k))
+cleared = np.r_[x_rows, norm]                          # the rows block 4 writes
+assert np.array_equal(L2.outputs["4"][cleared], -L2.Cbar_in[cleared])
+assert not np.delete(L2.outputs["4"], cleared, axis=0).any()
+C_decoded = L2.Cbar_in + L2.outputs["4"] + L2.outputs["3"]   # (d_emb, k): the decoder's output
+assert np.array_equal(C_decoded[x_rows], L2.outputs["3"][x_rows]) and not C_decoded[norm].any()
+print("center tokens after the decoder of layer 2 (columns):\n", C_decoded)
+
+# %% [markdown]
 # ## 3. A ReQU feed-forward block refreshes ‖c‖²
 #
-# After the update the center has moved, so its stored $\|c_j\|^2$ is stale: block 4 clears it, and a
-# feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)). The
-# rectified quadratic unit $\mathrm{ReQU}(z) = \max(z, 0)^2$ gives half of a square; two of them give it all:
+# **Step 5: the feed-forward block writes $\|c_j\|^2$.** After the update the center has moved, so its stored
+# $\|c_j\|^2$ is stale: block 4 clears it (step 4), and a feed-forward block $\mathrm{FFN}(z) = W_2\,\mathrm{ReQU}(W_1 z)$ writes the new one ([SPEC, "Theorem 2.2"](../docs/SPEC.md#4-theorem-22-dot-product-attention-and-a-requ-feed-forward-block-construction-open)). ReQU
+# gives half of a square; two of them give it all:
 #
 # $$\mathrm{ReQU}(z) + \mathrm{ReQU}(-z) = z^2 \quad\text{for every real } z .$$
 
@@ -177,8 +298,9 @@ np.testing.assert_array_equal(requ(z) + requ(-z), z * z)
 #
 # $$\sum_{p=1}^d \mathrm{ReQU}(c_p) + \mathrm{ReQU}(-c_p) = \sum_p c_p^2 = \|c\|^2 ,$$
 #
-# exactly, because one of $\max(c_p,0)$, $\max(-c_p,0)$ is 0 and the other is $|c_p|$. Below, center
-# tokens with a cleared `norm` row (what block 4 leaves) go through the FFN alone.
+# exactly, and the block changes no other row (exercise 02.2 proves both). So the center tokens leave the layer
+# as $[c^{(t+1)}_j; \|c^{(t+1)}_j\|^2; 1; e_j; 1]$. Below, center tokens with a cleared `norm` row (what block 4
+# leaves) go through the FFN alone, first with dyadic centers, then those of layer 2.
 
 # %%
 C_new = np.array([[0.5, -1.25, 3.0], [2.0, 0.75, -0.5]])  # (d, k): dyadic, so "exactly" is testable
@@ -190,6 +312,9 @@ print("FFN wrote:", Cbar_fresh[norm][0], "| ||c_j||^2 =", np.sum(C_new**2, axis=
 assert np.array_equal(Cbar_fresh[norm][0], np.sum(C_new**2, axis=0))
 others = np.setdiff1d(np.arange(emb.d_emb), np.arange(emb.d_emb)[norm])
 assert np.array_equal(Cbar_fresh[others], Cbar_stale[others])  # and nothing else changed
+assert np.array_equal(L2.outputs["FFN"][norm][0], np.sum(ref.centers[2] ** 2, axis=0))   # layer 2
+assert np.array_equal(L2.Cbar_out, C_decoded + L2.outputs["FFN"])
+print("layer 2: FFN wrote", L2.outputs["FFN"][norm][0], "| ||c_j||^2 of Lloyd's centers:", np.sum(ref.centers[2] ** 2, axis=0))
 
 # %% [markdown]
 # ### Exercise 02.10
@@ -210,23 +335,30 @@ check("02.10", answer)
 # %% [markdown]
 # ## 4. Theorem 2.2 is Lloyd's algorithm, layer by layer
 #
-# One layer = one Lloyd iteration (Theorem 2.2, by the project's construction):
+# **Step 6: induction over the layers.** Steps 1–5 show that a layer whose input has the form of the conclusion
+# for Lloyd's state after $t$ steps returns that form for $t + 1$: the point tokens with $y^{(t+1)}_i$ (steps 1, 2),
+# the center tokens with $C^{(t+1)}$ (steps 3, 4) and its norms (step 5). The embedding has that form for $t = 0$
+# ($C^{(0)}$, and $Y^{(0)} = 0$, for which steps 2 and 3 hold as they stand: block 2 subtracts 0), so by
+# induction it holds after every layer, which proves the theorem. $\square$
 #
-# | block | score (dot product) | does |
-# |---|---|---|
-# | 1 | $2x_i\cdot c_j - \|c_j\|^2$ | point $i$ writes $e_{j^*}$ of its nearest center |
-# | 2 | $2x_i\cdot x_l - \|x_l\|^2$ | identity attention: subtracts the old $y_i$ |
-# | 3 | $e_j\cdot y_i$ (1 for members) | center $j$ takes the mean of its members |
-# | 4 | $e_l \cdot e_j$ | identity attention: subtracts the old $c_j$ and $\|c_j\|^2$ |
-# | FFN | — | writes the new $\|c_j\|^2$ |
+# The cell compares every token of every layer of the recorded run with the embedding of Lloyd's state, then
+# runs the circuit unrecorded (the fast path of the γ = ∞ limit) and compares its labels and centers.
 
 # %%
-ref = lloyd(X, C0, 5)
+token_gap = []                                                              # per layer: max |token - Lloyd's|
+for t, layer_t in enumerate(rec.layers):
+    X_lloyd = emb.embed_points(X)
+    X_lloyd[y] = np.eye(k)[:, ref.labels[t]]                                # [x_i; ||x_i||^2; 1; y_i; 0]
+    C_lloyd = emb.embed_centers(ref.centers[t + 1])                         # [c_j; ||c_j||^2; 1; e_j; 1]
+    np.testing.assert_allclose(layer_t.Xbar_out, X_lloyd, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(layer_t.Cbar_out, C_lloyd, rtol=0, atol=1e-12)
+    token_gap.append(max(np.abs(layer_t.Xbar_out - X_lloyd).max(), np.abs(layer_t.Cbar_out - C_lloyd).max()))
 trf = dot_product_transformer(X, C0, 5)
 np.testing.assert_array_equal(trf.labels, ref.labels)
 np.testing.assert_allclose(trf.centers, ref.centers, rtol=0, atol=1e-12)
 for t in range(trf.n_steps):
-    print(f"layer {t + 1}: labels equal: {np.array_equal(trf.labels[t], ref.labels[t])}, "
+    print(f"layer {t + 1}: tokens - Lloyd's state: {token_gap[t]:.1e}, "
+          f"labels equal: {np.array_equal(trf.labels[t], ref.labels[t])}, "
           f"max |dC| = {np.abs(trf.centers[t + 1] - ref.centers[t + 1]).max():.1e}, "
           f"log J = {trf.log_objective[t + 1]:.4f} (Lloyd {ref.log_objective[t + 1]:.4f})")
 
@@ -253,29 +385,10 @@ print("cluster sizes:", np.bincount(ref.labels[-1]), "| block 3 weights per memb
 # center spreads weight $1/|M_j|$ over its members $M_j$ (1/8 here: written under each column; on a common
 # 0–1 scale these weights would look black) and nothing on the center tokens.
 #
-# *Annotator's remark on rounding.* The dot score $2x\cdot c - \|c\|^2$ and Lloyd's
-# $\|x\|^2 + \|c\|^2 - 2x\cdot c$ are equal numbers in exact arithmetic but are rounded differently.
-# On the project's table of test instances (`tests/cases.py`: ties, duplicates, empty clusters, k = 1,
-# k = n), `tests/algorithms/test_dot_product.py` checks that the labels can differ only where rounding
-# decides a near tie, and that this is rare. One such tie has three coincident centers, one of them a
-# mean off by one ulp: there the transformer picks the center that is nearest in exact arithmetic and
-# Lloyd's cancellation does not. Which side of such a tie a machine takes depends on its BLAS kernel.
-#
 # ## 5. An empty cluster: the default token at score ½
 #
-# Block 3's queries are the centers, its keys the updated points **and** the center tokens. Its key
-# is $K_3\bar z = y - \tfrac12\,\mathrm{flag}\,\mathbf 1_k$, so center $j$ scores
-#
-# | key | score $e_j\cdot K_3\bar z$ |
-# |---|---|
-# | a member of cluster $j$ ($y_i = e_j$) | 1 |
-# | its own center token ($e_j - \tfrac12\mathbf 1$) | ½ |
-# | a point of another cluster | 0 |
-# | another center token | −½ |
-#
-# The averaging hardmax takes the members' mean when there are members (1 beats ½), and the
-# center's own token — that is, it **keeps** $c_j$ — when there are none (½ beats 0): Lloyd's "keep"
-# policy ([SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters)). We add a far-away fourth center to see it.
+# Step 3 covered a cluster without members: its own center token, at score ½, beats every point (0), so it
+# **keeps** $c_j$. The toy example has no empty cluster; we add a far-away fourth center to see one.
 
 # %%
 C0_empty = np.column_stack([C0, [3.0, 3.0]])   # (2, 4): no point is nearer to center 3
@@ -288,7 +401,7 @@ print("cluster sizes after layer 1:", np.bincount(ref_e.labels[0], minlength=4))
 
 # %% [markdown]
 # The recorded scores of block 3 in layer 1 (keys: the 24 points, then the 4 center tokens) are the
-# numbers of the table:
+# numbers of step 3's table:
 
 # %%
 S3 = trf_e.layers[0].scores["3"]                                        # (n + 4, 4)
@@ -516,15 +629,20 @@ print("antipodal members: center", spherical_kmeans_transformer(anti, anti[:, :1
 # %% [markdown]
 # ## Summary
 #
+# - Theorem 2.2, as the project states it (the paper's text was not available; the construction is the
+#   project's own, (open)): with point tokens $[x_i; \|x_i\|^2; 1; y_i; 0]$, center tokens
+#   $[c_j; \|c_j\|^2; 1; e_j; 1]$, the weights of `dot_product_weights`, dot-product attention at γ = ∞ and a
+#   ReQU block after the decoder, $T$ layers leave Lloyd's state after $T$ steps in the tokens, exactly in exact
+#   arithmetic and to rounding in floating point; its proof in six steps, each checked (sections 1–4).
 # - $-\|x-c\|^2 = 2x\cdot c - \|c\|^2 - \|x\|^2$: with a `norm` and a `one` row, block 1's dot score
 #   is the Euclidean score plus $\|x_i\|^2$, a constant per query, which no shift-invariant
 #   normalizer sees (section 1).
 # - A ReQU feed-forward block with $2d$ units writes $\|c\|^2$ exactly, since
 #   $\mathrm{ReQU}(z) + \mathrm{ReQU}(-z) = z^2$; block 4 clears the stale norm first (section 3).
-# - Theorem 2.2's circuit equals Lloyd's algorithm layer by layer on the toy data: labels exactly,
+# - On the toy data every token of every layer is the embedding of Lloyd's state: labels exactly,
 #   centers to 1e-12 (section 4).
 # - Block 3's key $y - \tfrac12\,\mathrm{flag}$ gives the scores 1 (members) > ½ (own token) > 0 > −½,
-#   so an empty cluster keeps its center (section 5).
+#   so an empty cluster keeps its center (step 3, section 5).
 # - Soft k-means is Theorem 2.1 at a finite β with a linear block 3: one merged center for small β,
 #   Lloyd's algorithm for large β, and sharp transitions between (section 6).
 # - Spherical k-means: unit-norm embedding, cosine scores and an RMSNorm on block 3; zero-length

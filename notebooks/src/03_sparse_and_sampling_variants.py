@@ -242,7 +242,7 @@ expected = np.vstack([-GAMMA2 * D_pc - 2 * gamma1 * ~member,
 assert S3.shape == (n + k, k) and np.allclose(S3, expected, atol=1e-12)
 best_member = np.array([S3[:n][member[:, j], j].max() for j in range(k)])
 rest = np.array([max(S3[:n][~member[:, j], j].max(), S3[n:, j].max()) for j in range(k)])
-print("best member score per center:    ", best_member)
+print("best member score per center:    ", best_member + 0.0)     # + 0.0: a score -0.0 prints as 0.
 print("best other key (non-member/token):", rest)
 assert np.all(rest <= best_member - 1)              # a gap of at least 1: exactly 0 weight (§1)
 
@@ -316,7 +316,7 @@ plt.show()
 ### BEGIN SOLUTION
 scores_q = -GAMMA_ROBUST / np.sqrt(d) * np.array([0.0, 0.1, 0.5])   # -gamma ||x - c||^2 / sqrt(d)
 answer = sparsemax(scores_q)
-print("scores", scores_q, "-> weights", answer)
+print("scores", scores_q + 0.0, "-> weights", answer)            # + 0.0: the score -0.0 prints as 0.
 ### END SOLUTION
 
 # %%
