@@ -31,7 +31,7 @@
 # - run spherical k-means as a transformer and state its policies for zero-length points and
 #   members that cancel.
 #
-# *Prerequisites:* notebook 01. *Time:* about 45 minutes to read and run, including three short self-checks
+# *Prerequisites:* notebook 01. *Time:* about 55 minutes to read and run, including three short self-checks
 # (02.9–02.11, after sections 1, 3 and 6; 6 minutes in all); the eight exercises at the end take about
 # 2½ hours more.
 #
