@@ -25,7 +25,8 @@ lab without internet), so it needs no network at build or view time:
   is drawn in ``serif``, not in MathJax's TeX fonts. nbconvert's references to require.js, mermaid
   and widget scripts on a CDN are left out, and so is the CDN font-awesome stylesheet that
   matplotlib's ``to_jshtml`` animations link to: ``_static/book.css`` draws their buttons' symbols.
-- Every page has the contents on its left and previous/next at its foot; ``.nojekyll`` stops
+- Every page has the contents on its left (on a phone above the page, folded under "All pages") and
+  previous/next at its foot; ``.nojekyll`` stops
   GitHub Pages from hiding ``_static``. What :mod:`kmt_ref.book_html` adds to nbconvert's pages: a
   stored output a static page cannot show (a widget, an empty output) is left off, a long page opens with
   a list of its sections, and display math wider than a phone scrolls sideways.
@@ -64,6 +65,10 @@ INSTRUCTOR_DOCS = ("TEACHING", "RUBRICS")
 
 #: the MathJax configuration the bundled MathJax 2.7 offers (its TeX input, HTML-CSS output), and Safe
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+#: on a narrow screen the list of all pages starts folded (without scripts it stays open)
+MENU_SCRIPT = ('if (matchMedia("(max-width: 50rem)").matches) '
+               'document.querySelector("nav.book-nav details.book-menu").open = false;')
 
 #: nbconvert's lab template, less what it would fetch from a CDN, plus the contents and the pager
 TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
@@ -249,7 +254,8 @@ def _relative(target, page_out):
 def _nav(pages, current):
     rel = lambda p: html.escape(_relative(p.out, current.out))  # noqa: E731
     parts = ['<nav class="book-nav" aria-label="Contents">',
-             f'<p class="book-title"><a href="{rel(pages[0])}">kmt_ref</a></p>']
+             f'<p class="book-title"><a href="{rel(pages[0])}">kmt_ref</a></p>',
+             '<details class="book-menu" open><summary>All pages</summary>']
     group = None
     for page in pages:
         if page.group != group:
@@ -261,7 +267,7 @@ def _nav(pages, current):
             group = page.group
         here = ' aria-current="page"' if page == current else ""
         parts.append(f'<li><a href="{rel(page)}"{here}>{html.escape(page.label)}</a></li>')
-    parts += ["</ul>", "</nav>"]
+    parts += ["</ul>", "</details>", "</nav>", f"<script>{MENU_SCRIPT}</script>"]
     i = pages.index(current)
     pager = ['<nav class="book-pager" aria-label="Previous and next">']
     pager.append(f'<a rel="prev" href="{rel(pages[i - 1])}">&larr; {html.escape(pages[i - 1].label)}</a>'

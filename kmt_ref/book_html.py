@@ -9,7 +9,8 @@
 - :func:`add_contents`: a page with at least :data:`CONTENTS_MIN_HEADINGS` headings of level 2 and 3
   opens, below its title, with a list of them ("On this page", collapsed: one tap opens it), linked by the anchors the
   headings already carry (open).
-- :data:`CSS`: the site's own style: the contents on the left, the pager, the in-page contents, display
+- :data:`CSS`: the site's own style: the contents on the left (above the page on a narrow screen, where
+  :mod:`kmt_ref.book` folds them), the pager, the in-page contents, display
   math that scrolls sideways in its own box when it is wider than a phone (MathJax 2.7's HTML-CSS output,
   the one the site's configuration picks, puts display math in ``div.MathJax_Display``), and the symbols
   of the animation buttons. The box has a styled scrollbar, and a shadow at each edge that has more to
@@ -124,8 +125,12 @@ nav.book-nav .book-title { font-size: 1.2rem; font-weight: bold; margin: 0 0 0.5
 body { margin-left: 15rem !important; }
 nav.book-pager { display: flex; justify-content: space-between; gap: 1rem; margin: 2rem 1rem;
   padding-top: 1rem; border-top: 1px solid #ddd; font: 14px/1.4 system-ui, sans-serif; }
+nav.book-nav details.book-menu > summary { display: none; }
 @media (max-width: 50rem) {
-  nav.book-nav { position: static; width: auto; border-right: none; border-bottom: 1px solid #ddd; }
+  nav.book-nav { position: static; width: auto; border-right: none; border-bottom: 1px solid #ddd;
+    padding: 0.6rem 1rem; }
+  nav.book-nav .book-title { margin: 0 0 0.3rem; }
+  nav.book-nav details.book-menu > summary { display: list-item; cursor: pointer; color: #0645ad; }
   body { margin-left: 0 !important; }
 }
 details.book-contents { margin: 0.5rem 0 1.5rem; padding: 0.5rem 0.8rem; border: 1px solid #ddd;

@@ -252,3 +252,15 @@ def test_the_index_shows_its_figures_within_a_phone(browser, tmp_path):
       natural: i.naturalWidth}))""")
     assert len(images) == 1 and images[0]["ok"] and images[0]["natural"] > 390
     assert images[0]["right"] <= images[0]["screen"]
+
+
+@pytest.mark.slow
+def test_the_list_of_pages_is_folded_on_a_phone(browser, slider_site):
+    nav = """(() => { const n = document.querySelector("nav.book-nav"), d = n.querySelector("details.book-menu");
+      return {height: n.getBoundingClientRect().height, open: d.open,
+              summary: getComputedStyle(d.querySelector("summary")).display}; })()"""
+    page = slider_site / "docs" / "LONG.html"
+    phone = at_width(browser, page, 390, nav)
+    assert phone["open"] is False and phone["summary"] != "none" and phone["height"] < 120, phone
+    desk = at_width(browser, page, 1280, nav, mobile=False)
+    assert desk["open"] is True and desk["summary"] == "none", desk
