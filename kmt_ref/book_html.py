@@ -144,7 +144,8 @@ details.book-contents a { text-decoration: none; color: #0645ad; }
   background: linear-gradient(to right, #fff 30%, rgba(255, 255, 255, 0)) left / 2rem 100% no-repeat local,
     linear-gradient(to left, #fff 30%, rgba(255, 255, 255, 0)) right / 2rem 100% no-repeat local,
     radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)) left / 0.8rem 100% no-repeat scroll,
-    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0)) right / 0.8rem 100% no-repeat scroll; }
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), rgba(0, 0, 0, 0))
+      right / 0.8rem 100% no-repeat scroll; }
 .MathJax_Display::-webkit-scrollbar { height: 6px; }
 .MathJax_Display::-webkit-scrollbar-track { background: #eee; }
 .MathJax_Display::-webkit-scrollbar-thumb { background: #999; border-radius: 3px; }

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
-from test_book import BROWSER, NO_BROWSER, ROOT, Chromium, tiny_repo
+from test_book import ROOT, browser, tiny_repo  # noqa: F401  (browser: test_book's Chromium fixture)
 
 from kmt_ref.book import build_book
 from kmt_ref.book_html import CONTENTS_MIN_HEADINGS, WIDGET_NOTE, WIDGET_VIEW, add_contents, static_outputs
@@ -106,6 +106,7 @@ def test_no_empty_output_prompt(slider_site):
     assert "Out[8]" in page and "ValueError" in page  # a real result and an error stay
 
 
+@pytest.mark.filterwarnings("ignore:Your element with mimetype")  # the blank display_data, kept here
 def test_empty_prompts_finds_the_widget_prompt(tmp_path, monkeypatch):
     """The check above can fail: without static_outputs, nbconvert leaves an empty Out[N]: for each stored
     widget (its view is a script for a widget manager the offline page does not load) and blank output."""
@@ -159,16 +160,6 @@ def test_start_here_figure_is_on_the_index(tmp_path):
 # --------------------------------------------------------------------------
 # In a browser, at a phone's width
 # --------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def browser():
-    if BROWSER is None:
-        pytest.skip(NO_BROWSER)
-    pytest.importorskip("websocket", reason="websocket-client (a dependency of jupyter-server) is not installed")
-    chromium = Chromium()
-    yield chromium
-    chromium.close()
-
-
 def at_width(browser, path, width, expression, mobile=True):
     """Open ``path`` in a ``width``-pixel-wide screen (a phone's, or a desktop window if not ``mobile``), wait
     for MathJax, return ``expression``'s value."""
@@ -199,14 +190,16 @@ def clipped(displays, mobile=True):
     """The display formulas wider than their box that do not scroll in a box within the screen that shows it
     can: by its edge shadows on a phone, by a scrollbar that takes room in a desktop window."""
     return [d for d in displays if d["scroll"] > d["client"] + 1 and not (
-        d["overflow"] in ("auto", "scroll") and d["right"] <= d["screen"] and (d["shadow"] if mobile else d["bar"] >= 4))]
+        d["overflow"] in ("auto", "scroll") and d["right"] <= d["screen"]
+        and (d["shadow"] if mobile else d["bar"] >= 4))]
 
 
 @pytest.mark.slow
 def test_wide_math_scrolls_on_a_phone(browser, tmp_path):
     repo = tiny_repo(tmp_path / "repo")
     wide = " + ".join(f"A(\\bar X, \\bar C; Q_{i}, K_{i}, V_{i})" for i in range(1, 6))
-    _write(repo, nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# 01 — A\n\n$$x = {wide}$$\n\n$$y$$")]))
+    cell = nbformat.v4.new_markdown_cell(f"# 01 — A\n\n$$x = {wide}$$\n\n$$y$$")
+    _write(repo, nbformat.v4.new_notebook(cells=[cell]))
     build_book(tmp_path / "site", root=repo)
     for mobile in (True, False):
         displays = at_width(browser, tmp_path / "site" / "notebooks" / "01_a.html", 390, DISPLAYS, mobile)
