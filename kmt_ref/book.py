@@ -25,8 +25,11 @@ lab without internet), so it needs no network at build or view time:
   is drawn in ``serif``, not in MathJax's TeX fonts. nbconvert's references to require.js, mermaid
   and widget scripts on a CDN are left out, and so is the CDN font-awesome stylesheet that
   matplotlib's ``to_jshtml`` animations link to: ``_static/book.css`` draws their buttons' symbols.
-- Every page has the contents on its left and previous/next at its foot; ``.nojekyll`` stops
-  GitHub Pages from hiding ``_static``.
+- Every page has the contents on its left (on a phone above the page, folded under "All pages") and
+  previous/next at its foot; ``.nojekyll`` stops
+  GitHub Pages from hiding ``_static``. What :mod:`kmt_ref.book_html` adds to nbconvert's pages: a
+  stored output a static page cannot show (a widget, an empty output) is left off, a long page opens with
+  a list of its sections, and display math wider than a phone scrolls sideways.
 
 The folder is written whole in a sibling folder and then moved into place. An existing ``DIR``
 must be empty or a previous book: its marker file ``.kmt_ref_book`` lists the files the book wrote,
@@ -46,6 +49,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .book_html import CSS, add_contents, static_outputs
+
 __all__ = ["build_book", "book_pages", "github_slug", "INSTRUCTOR_DOCS", "MARKER", "register", "mathjax_folder"]
 
 #: the marker file of a built book: JSON, the files the build wrote (relative, POSIX)
@@ -60,6 +65,10 @@ INSTRUCTOR_DOCS = ("TEACHING", "RUBRICS")
 
 #: the MathJax configuration the bundled MathJax 2.7 offers (its TeX input, HTML-CSS output), and Safe
 MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe"
+
+#: on a narrow screen the list of all pages starts folded (without scripts it stays open)
+MENU_SCRIPT = ('if (matchMedia("(max-width: 50rem)").matches) '
+               'document.querySelector("nav.book-nav details.book-menu").open = false;')
 
 #: nbconvert's lab template, less what it would fetch from a CDN, plus the contents and the pager
 TEMPLATE = """{%- extends 'lab/index.html.j2' -%}
@@ -88,40 +97,6 @@ MathJax.Hub.Register.StartupHook("HTML-CSS Jax Ready", function () {
 {{ super() }}
 {%- endblock body_footer -%}
 """
-
-#: the site's own style: the contents on the left, the pager, the animation buttons' symbols
-CSS = """\
-nav.book-nav { position: fixed; top: 0; left: 0; bottom: 0; width: 15rem; overflow-y: auto;
-  padding: 1rem; box-sizing: border-box; background: #f6f6f6; border-right: 1px solid #ddd;
-  font: 14px/1.4 system-ui, sans-serif; }
-nav.book-nav ul { list-style: none; padding-left: 0; margin: 0 0 1rem 0; }
-nav.book-nav li { margin: 0.3rem 0; }
-nav.book-nav p.book-group { margin: 1rem 0 0.3rem; font-weight: bold; color: #555; }
-nav.book-nav a { text-decoration: none; color: #0645ad; }
-nav.book-nav a[aria-current="page"] { font-weight: bold; color: #000; }
-nav.book-nav .book-title { font-size: 1.2rem; font-weight: bold; margin: 0 0 0.5rem; }
-body { margin-left: 15rem !important; }
-nav.book-pager { display: flex; justify-content: space-between; gap: 1rem; margin: 2rem 1rem;
-  padding-top: 1rem; border-top: 1px solid #ddd; font: 14px/1.4 system-ui, sans-serif; }
-@media (max-width: 50rem) {
-  nav.book-nav { position: static; width: auto; border-right: none; border-bottom: 1px solid #ddd; }
-  body { margin-left: 0 !important; }
-}
-.MJX_Assistive_MathML * { font-family: serif !important; }
-.jp-RenderedHTMLCommon a code { color: inherit; }
-.jp-RenderedMarkdown pre { margin-bottom: 1em; }
-.anim-buttons i.fa { font-style: normal; }
-.fa-minus::before { content: "\\2212"; }
-.fa-plus::before { content: "+"; }
-.fa-fast-backward::before { content: "|\\25C0\\25C0"; }
-.fa-step-backward::before { content: "|\\25C0"; }
-.fa-play::before { content: "\\25B6"; }
-.fa-play.fa-flip-horizontal::before { content: "\\25C0"; }
-.fa-pause::before { content: "\\275A\\275A"; }
-.fa-step-forward::before { content: "\\25B6|"; }
-.fa-fast-forward::before { content: "\\25B6\\25B6|"; }
-"""
-
 
 @dataclass(frozen=True)
 class Page:
@@ -279,7 +254,8 @@ def _relative(target, page_out):
 def _nav(pages, current):
     rel = lambda p: html.escape(_relative(p.out, current.out))  # noqa: E731
     parts = ['<nav class="book-nav" aria-label="Contents">',
-             f'<p class="book-title"><a href="{rel(pages[0])}">kmt_ref</a></p>']
+             f'<p class="book-title"><a href="{rel(pages[0])}">kmt_ref</a></p>',
+             '<details class="book-menu" open><summary>All pages</summary>']
     group = None
     for page in pages:
         if page.group != group:
@@ -291,7 +267,7 @@ def _nav(pages, current):
             group = page.group
         here = ' aria-current="page"' if page == current else ""
         parts.append(f'<li><a href="{rel(page)}"{here}>{html.escape(page.label)}</a></li>')
-    parts += ["</ul>", "</nav>"]
+    parts += ["</ul>", "</details>", "</nav>", f"<script>{MENU_SCRIPT}</script>"]
     i = pages.index(current)
     pager = ['<nav class="book-pager" aria-label="Previous and next">']
     pager.append(f'<a rel="prev" href="{rel(pages[i - 1])}">&larr; {html.escape(pages[i - 1].label)}</a>'
@@ -307,6 +283,7 @@ def _render(exporter, root, page, pages):
 
     if page.kind == "notebook":
         nb = nbformat.read(root / page.source, as_version=4)
+        static_outputs(nb)
     else:
         text = (root / page.source).read_text(encoding="utf-8")
         if page.kind == "index":
@@ -333,6 +310,7 @@ def _rewrite(body, root, page, pages, copies):
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(body, features="html.parser")
+    add_contents(soup)
     out_of = {p.source: p.out for p in pages if p.kind != "index"}
     ids = {tag["id"] for tag in soup.find_all(id=True)}
     for tag in soup.find_all("link", href=True):
