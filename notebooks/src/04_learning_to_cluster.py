@@ -502,13 +502,13 @@ assert np.all(np.diag(W["4"]) > 0.9)                           # block 4 attenti
 # Why, when the data block of $Q_1^\top K_1$ is diagonal (§8)? Up to terms equal for every center, the score
 # $-\|K_1\bar c_j + b_K - Q_1\bar x_i - b_Q\|^2/\sqrt{d_{emb}}$ is $-m\|x_i - c_j\|^2/\sqrt{d_{emb}} + r_j(x_i)$:
 # a scaled distance (m, the mean diagonal of the data block) plus a rest $r_j$, affine in $x_i$, from the
-# off-diagonal entries, from $\|K_1\bar c_j + b_K\|^2$ differing from $m\|c_j\|^2$, and from the one-hot
-# columns of $K_1$ (a direction for each center index). The distance part alone picks the nearest center;
+# off-diagonal entries, from the biases, from $\|K_1\bar c_j + b_K\|^2$ differing from $m\|c_j\|^2$, and from
+# the one-hot columns of $K_1$ (a direction for each center index). The distance part alone picks the nearest center;
 # the rest varies over the centers by more than the distance part separates a point's two nearest ones
 # (the medians printed).
 #
-# So the layer applies Lloyd's update to a partition of its own: each new center is close to the mean of its
-# block-1 group. On this task that partition is much better than the nearest-center one (the one-step
+# So on this task the layer applies Lloyd's update to a partition of its own: each new center is close to the
+# mean of its block-1 group. On this task that partition is much better than the nearest-center one (the one-step
 # objectives printed). The task is a favourable one: over the first 32 tasks of §6 the means of block 1's
 # groups beat Lloyd's step on about three tasks in five, by far less on average (the last line). *The
 # annotator's reading: block 1 assigns by distance plus a learned correction per center, a correction that
