@@ -12,13 +12,14 @@ from matplotlib.colors import SymLogNorm
 from matplotlib.ticker import MaxNLocator
 
 from .. import lloyd, lloyd_weights
+from ..validation import check_count, check_labels
 from ..learning import (BLOCKS, EVAL_SEED, FAMILIES, MODELS_DIR, attention_maps, load_checkpoint, load_evaluation,
                         sample_task, setting_label)
 from .canvas import _new_ax, save_png
 from .matrices import _block_ticks, plot_attention
 
 __all__ = ["plot_training_history", "plot_evaluation_curves", "plot_final_vs_n", "plot_weight_grid",
-           "plot_diagonal_vs_off", "fig5_training", "fig6_learned_weights"]
+           "plot_diagonal_vs_off", "plot_assignment_counts", "fig5_training", "fig6_learned_weights"]
 
 
 def plot_training_history(histories, key="val", ax=None):
@@ -183,6 +184,54 @@ def plot_diagonal_vs_off(params, d, axes=None):
         ax.set_title(f"{title} of each block, data block:\n{d} diagonal entries (red), {d * d - d} others (grey)",
                      fontsize=9)
     axes[0].legend(fontsize=8, markerscale=2)
+    return fig
+
+
+def plot_assignment_counts(rows, cols, k, ax=None, row_label="rows", col_label="columns", title=None):
+    """How many points carry each pair of labels: a k x k table of counts, drawn and written in its cells.
+
+    Two assignments of the same points (e.g. each point's nearest center and the
+    center a block gives its largest weight) agree where the counts sit on the
+    diagonal; a relabelling of the centers would put one count in each row and
+    column; a point moved to another center's group is off the diagonal.
+
+    Parameters
+    ----------
+    rows, cols : int arrays, shape (n,)
+        The two labels of each point, in ``0 .. k-1``.
+    k : int
+    ax : matplotlib Axes, optional
+    row_label, col_label, title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    k = check_count(k, "k", minimum=1)
+    rows = np.asarray(rows)
+    if rows.ndim != 1:
+        raise ValueError(f"rows must have shape (n,), got shape={rows.shape}")
+    cols = check_labels(cols, rows.shape[0], "cols")
+    for name, lab in (("rows", rows), ("cols", cols)):
+        if not np.issubdtype(lab.dtype, np.integer) or lab.min(initial=0) < 0 or lab.max(initial=0) >= k:
+            raise ValueError(f"{name} must be integer labels in 0..{k - 1} (k={k}), got {lab.dtype} "
+                             f"from {lab.min(initial=0)} to {lab.max(initial=0)}")
+    counts = np.zeros((k, k), dtype=int)
+    np.add.at(counts, (rows, cols), 1)
+    fig, ax = _new_ax(ax, (4.2, 3.8))
+    im = ax.imshow(counts, cmap="Greys", vmin=0, vmax=max(int(counts.max()), 1))
+    for (r, c), v in np.ndenumerate(counts):
+        if v:
+            ax.text(c, r, str(v), ha="center", va="center", fontsize=7,
+                    color="w" if v > 0.6 * counts.max() else "k")
+    ax.set_xticks(range(k))
+    ax.set_yticks(range(k))
+    ax.tick_params(labelsize=7)
+    ax.set_xlabel(col_label, fontsize=8)
+    ax.set_ylabel(row_label, fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, label="points")
     return fig
 
 

@@ -90,3 +90,25 @@ def test_fig6_attention_panels_each_have_their_own_scale(tmp_path, monkeypatch):
         assert im.get_clim() == (0, im.get_array().max())
     assert max(ax.images[-1].get_clim()[1] for ax in att[1:3]) < 0.5
     plt.close(fig)
+
+
+def test_assignment_counts_writes_each_pairs_count_and_rejects_bad_labels():
+    import matplotlib
+    import pytest
+
+    matplotlib.use("Agg")
+    rows, cols = np.array([0, 0, 1, 2, 2, 2]), np.array([0, 1, 1, 2, 2, 0])
+    fig = F.plot_assignment_counts(rows, cols, 3, row_label="nearest", col_label="block 1")
+    ax = fig.axes[0]
+    assert np.array_equal(ax.images[0].get_array(), [[1, 1, 0], [0, 1, 0], [1, 0, 2]])
+    cells = {(round(t.get_position()[1]), round(t.get_position()[0])): t.get_text() for t in ax.texts}
+    assert cells == {(0, 0): "1", (0, 1): "1", (1, 1): "1", (2, 0): "1", (2, 2): "2"}   # zero cells left blank
+    assert ax.get_ylabel() == "nearest" and ax.get_xlabel() == "block 1" and len(fig.axes) == 2   # and a colorbar
+    with pytest.raises(ValueError, match="cols"):
+        F.plot_assignment_counts(rows, np.array([0, 1, 1, 2, 2, 3]), 3)
+    with pytest.raises(ValueError, match="cols"):
+        F.plot_assignment_counts(rows, cols[:5], 3)
+    with pytest.raises(ValueError, match="rows"):
+        F.plot_assignment_counts(rows + 0.5, cols, 3)
+    with pytest.raises(TypeError, match="k"):
+        F.plot_assignment_counts(rows, cols, 3.0)
