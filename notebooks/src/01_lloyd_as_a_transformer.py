@@ -265,7 +265,7 @@ plt.show()
 #
 # *The project's statement of a result whose original text we could not read: the paper's theorem is known to us
 # from a summary ([SPEC, "Theorem 2.1"](../docs/SPEC.md#3-theorem-21-the-k-means-transformer-one-layer-per-lloyd-iteration)), the
-# weights are the authors' `cnst_model.py`, and the flag row and the tie rule are the project's own ("(open)").*
+# weights are the authors' `cnst_model.py`, and the flag row and the tie rule are the project's own choices (open).*
 #
 # **Hypotheses.** $X \in \mathbb R^{d\times n}$ (the points, as columns) and $C^{(0)} \in \mathbb R^{d\times k}$ (the
 # initial centers). The tokens enter as $\bar X^{(0)} = [X; 0_{k\times n}; 0_{1\times n}]$ and
