@@ -29,7 +29,7 @@ lab without internet), so it needs no network at build or view time:
   previous/next at its foot; ``.nojekyll`` stops
   GitHub Pages from hiding ``_static``. What :mod:`kmt_ref.book_html` adds to nbconvert's pages: a
   stored output a static page cannot show (a widget, an empty output) is left off, a long page opens with
-  a list of its sections, and display math wider than a phone scrolls sideways.
+  a list of its sections, and display math and output figures wider than a phone scroll sideways.
 
 The folder is written whole in a sibling folder and then moved into place. An existing ``DIR``
 must be empty or a previous book: its marker file ``.kmt_ref_book`` lists the files the book wrote,

@@ -12,7 +12,9 @@
 - :data:`CSS`: the site's own style: the contents on the left (above the page on a narrow screen, where
   :mod:`kmt_ref.book` folds them), the pager, the in-page contents, display
   math that scrolls sideways in its own box when it is wider than a phone (MathJax 2.7's HTML-CSS output,
-  the one the site's configuration picks, puts display math in ``div.MathJax_Display``), and the symbols
+  the one the site's configuration picks, puts display math in ``div.MathJax_Display``), a notebook's
+  output figures and animation frames at their stored size on a phone, their output box scrolling
+  sideways (shrunk to a phone's width their text would be a few pixels tall), and the symbols
   of the animation buttons. The box has a styled scrollbar, and a shadow at each edge that has more to
   scroll to, because a phone's scrollbars overlay the page and fade when it stops moving.
 """
@@ -132,6 +134,8 @@ nav.book-nav details.book-menu > summary { display: none; }
   nav.book-nav .book-title { margin: 0 0 0.3rem; }
   nav.book-nav details.book-menu > summary { display: list-item; cursor: pointer; color: #0645ad; }
   body { margin-left: 0 !important; }
+  .jp-OutputArea-output { overflow-x: auto; scrollbar-width: thin; scrollbar-color: #999 #eee; }
+  .jp-OutputArea-output img, .kmt-animation .animation img { max-width: none !important; height: auto; }
 }
 details.book-contents { margin: 0.5rem 0 1.5rem; padding: 0.5rem 0.8rem; border: 1px solid #ddd;
   border-radius: 4px; background: #fafafa; font: 14px/1.5 system-ui, sans-serif; }

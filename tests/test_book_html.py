@@ -4,7 +4,8 @@ Without a browser: the outputs a static page cannot show are left off (no empty 
 widget note said once), the "On this page" list of a long page, and the README's "Start here" figures on
 the index. With headless Chromium at a phone's width (390 px; skipped without it, as in test_book.py): wide
 display math scrolls in its own box with a scrollbar that takes room (visible) instead of being clipped,
-the index's figure is drawn within the screen, and the real notebooks 01-03, which store ipywidgets
+the index's figure is drawn within the screen, a notebook's output figures keep their stored size in a
+box that scrolls sideways, and the real notebooks 01-03, which store ipywidgets
 sliders, show no empty output prompt.
 """
 import json
@@ -245,6 +246,26 @@ def test_the_index_shows_its_figures_within_a_phone(browser, tmp_path):
       natural: i.naturalWidth}))""")
     assert len(images) == 1 and images[0]["ok"] and images[0]["natural"] > 390
     assert images[0]["right"] <= images[0]["screen"]
+
+
+#: each output figure of a page: its drawn and stored widths, and its output box's overflow and right edge
+OUTPUT_IMAGES = """Array.from(document.querySelectorAll(".jp-OutputArea-output img")).map(i => {
+  const box = i.closest(".jp-OutputArea-output");
+  return {ok: i.complete && i.naturalWidth > 0, width: i.getBoundingClientRect().width, natural: i.naturalWidth,
+          overflow: getComputedStyle(box).overflowX, right: box.getBoundingClientRect().right, screen: innerWidth};
+})"""
+
+
+@pytest.mark.slow
+def test_notebook_figures_keep_their_size_and_scroll_on_a_phone(browser, real_site):
+    page = next((real_site / "notebooks").glob("01_*.html"))
+    images = at_width(browser, page, 390, OUTPUT_IMAGES)
+    wide = [i for i in images if i["natural"] > 390]
+    assert wide and all(i["ok"] for i in images), "no figure wider than a phone: nothing tested"
+    assert all(abs(i["width"] - i["natural"]) <= 1 for i in wide), wide    # not shrunk to a few-pixel text
+    assert all(i["overflow"] in ("auto", "scroll") and i["right"] <= i["screen"] + 1 for i in wide), wide
+    desk = at_width(browser, page, 1280, OUTPUT_IMAGES, mobile=False)
+    assert all(i["width"] <= i["natural"] + 1 for i in desk)
 
 
 @pytest.mark.slow

@@ -38,7 +38,7 @@ LINE = FONT * 1.45 / 72  # inches per line of text
 CHAR = FONT * 0.64 / 72  # inches per character (DejaVu Sans, bold included: a generous average)
 STREAM_COLORS = {"X": "#deebf7", "C": "#fde0dd"}
 #: what each row group holds at embedding: name -> (in a point token, in a center token)
-ROW_WORDS = {"x": ("x_i", "c_j"), "y": ("y_i = 0", "e_j"), "flag": ("0", "1"), "norm": ("\u2016x_i\u2016\u00b2",
+ROW_WORDS = {"x": ("x_i", "c_j"), "y": ("y_i\n(0 before layer 1)", "e_j"), "flag": ("0", "1"), "norm": ("\u2016x_i\u2016\u00b2",
              "\u2016c_j\u2016\u00b2"), "one": ("1", "1"), "code": ("0", "b_j (bits of j)"), "mu": ("0", "0")}
 
 
@@ -308,13 +308,16 @@ def plot_variant_circuits(variants=None, *, base=None, title=None):
         lines = [_lines(_block_fields(r, True), diff["changed"].get(r["name"], ()), box_w) for r in records]
         panels.append((name, caption, circuit, diff, records, box_w, lines,
                        max(map(len, lines)) * LINE + 0.2))
-    height = 0.75 + sum(p[-1] + 0.25 for p in panels) + 0.3
+    height = 1.0 + sum(p[-1] + 0.25 for p in panels) + 0.3
     fig, ax = _canvas(None, width, height)
     ax.text(width / 2, height - 0.1, title or "What each variant changes in Lloyd's circuit (in orange)",
             fontsize=FONT + 3, fontweight="bold", ha="center", va="top")
     ax.text(width / 2, height - 0.42, "each box one block in the order the code runs it; keys, Q, K, V, score, "
             "normalizer and \u03b3 compared with Lloyd's", fontsize=FONT, ha="center", va="top", color="0.25")
-    y = height - 0.75
+    ax.text(width / 2, height - 0.68, "rows: \u2212name = a row Lloyd's tokens have and this variant's lack;  "
+            "a\u2192b = read from rows a, written to rows b;  numbers: the example parameters of variant_circuits",
+            fontsize=FONT, ha="center", va="top", color="0.25")
+    y = height - 1.0
     for name, caption, (params, emb, layer), diff, records, box_w, lines, h in panels:
         y -= h
         ax.text(0.1, y + h - 0.05, name, fontsize=FONT + 1, fontweight="bold", va="top")

@@ -126,7 +126,13 @@ def _option_words(options):
     return words
 
 
-def _gamma_words(g):
+#: normalizers that take no temperature (their blocks are drawn "no γ")
+NO_GAMMA = ("linear",)
+
+
+def _gamma_words(g, normalizer=None):
+    if normalizer in NO_GAMMA:
+        return "no \u03b3"
     return "\u03b3 = \u221e" if g == np.inf else f"\u03b3 = {_number(g) or '1'}"
 
 
@@ -186,7 +192,7 @@ def _bias_words(params, emb, name):
 
 
 def _keys_words(stream, keys, updated, short=False):
-    """'centers c̄', 'updated points x̄′ + centers c̄' (short: 'c̄', 'x̄′ + c̄')."""
+    """'centers c̄', 'updated points x̄′ and centers c̄' (short: 'c̄', 'x̄′, c̄'): the keys side by side."""
     out = []
     for s in ("X", "C"):
         if s in keys.split("+"):
@@ -194,7 +200,7 @@ def _keys_words(stream, keys, updated, short=False):
             new = s in updated and s != stream
             sym = sym + "\u2032" * new
             out.append(sym if short else f"updated {noun} {sym}" if new else f"{noun} {sym}")
-    return " + ".join(out)
+    return (", " if short else " and ").join(out)
 
 
 def describe_circuit(params, emb, layer):
@@ -249,7 +255,7 @@ def _block_record(params, emb, b, i, stream, updated, residual):
         "bias": _bias_words(params, emb, b.name),
         "score": score,
         "normalizer": " ".join([NORMALIZER_WORDS.get(normalizer, normalizer)] + _option_words(b.options)),
-        "gamma": _gamma_words(b.gamma),
+        "gamma": _gamma_words(b.gamma, normalizer),
         "post": "" if b.post is None else f"post: {_callable_name(b.post)}",
         "residual": residual,
     }

@@ -45,7 +45,7 @@
 # Everything is imported from `kmt_ref`; nothing is re-implemented here. Conventions that our sources
 # leave open (ties, empty clusters) are the project's own and are fixed in [SPEC, "Ties and empty clusters"](../docs/SPEC.md#ties-and-empty-clusters).
 # *Remarks by the annotator are in italics*. The paper's own text was not available to us: the
-# theorem is stated as a technical summary of the paper reports it, in the project's words (not verified against
+# theorem is stated as a technical summary reports it, in the project's words (not verified against
 # the paper's text), and the weights and the validation protocol are read from the authors' code (`cnst_model.py`,
 # `numerical_validation.ipynb`). The equations here are the project's transcription
 # ([SPEC, "Notation"](../docs/SPEC.md#1-notation) and [SPEC, "Theorem 2.1"](../docs/SPEC.md#3-theorem-21-the-k-means-transformer-one-layer-per-lloyd-iteration)), not quotations.
@@ -56,7 +56,8 @@ import matplotlib.pyplot as plt
 
 import kmt_ref
 from kmt_ref import (lloyd, kmeans_transformer, lloyd_weights, lloyd_layer, projector,
-                     attention, attention_scores, assign, run_layers, softmax, hardmax, EmptyClusterError)
+                     attention, attention_scores, assign, run_layers, softmax, hardmax, hardmax_average,
+                     EmptyClusterError)
 from kmt_ref.core.attention import Block, Sublayer, layer_forward
 from kmt_ref.algorithms.lloyd import lloyd_step
 from kmt_ref.data import toy_data
@@ -80,7 +81,9 @@ print("kmt_ref", kmt_ref.__version__, "| seed", SEED)
 # the left, $Q = W_Q^\top$, $K = W_K^\top$, $V = W_V^\top$
 # ([SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers), after a summary of the paper):
 #
-# $$A(Z, Z'; Q, K, V) = V Z' \sigma(S), \qquad S_{ji} = \gamma\, (K z'_j)^\top (Q z_i),$$
+# $$A(Z, Z'; Q, K, V) = V Z' \sigma(S),$$
+#
+# $$S_{ji} = \gamma\, (K z'_j)^\top (Q z_i),$$
 #
 # where $S$ is keys × queries and $\sigma$ normalizes each **column**. Transposing the textbook formula gives exactly
 # this, with $\gamma = 1/\sqrt{d_h}$. The cell checks it on random tokens (the two compute the same sums in different
@@ -114,8 +117,9 @@ print("max |kmt_ref - textbook^T| =", f"{np.abs(ours - textbook.T).max():.1e}")
 # The last term is the same for every key of query $i$: it shifts column $i$ of $S$ by a constant, and a softmax
 # (or a hardmax) over the column ignores it. The middle term depends on the key: the softmax does not ignore
 # it, but a token can **carry** it. Give each key the extra entry $\|K z'_j\|^2$ and each query the entry
-# $-\tfrac12$, and a plain dot product at $2\gamma$ gives the same weights. Notebook 02 builds exactly
-# such tokens, with the squared norm of each center in a row of its own (Theorem 2.2).
+# $-\tfrac12$, and a plain dot product at $2\gamma$ gives the same weights. Notebook 02 builds equivalent
+# tokens, with the squared norm of each center in a row of its own and the factor 2 moved into the query map
+# (query $[2x_i; -1]$, key $[c_j; \|c_j\|^2]$: Theorem 2.2).
 
 # %%
 gamma = 0.7
@@ -133,19 +137,25 @@ print("distance weights = dot-product weights with the carried term: max differe
       f"{np.abs(W_dist - W_dot).max():.1e}")
 
 # %% [markdown]
-# **Where γ and $\sqrt{d}$ sit.** kmt_ref's blocks take an inverse temperature γ (the normalizer computes
-# $\sigma(\gamma S)$) and a divisor `scale` ($S$/`scale`): the textbook's $1/\sqrt{d_h}$ is γ = $1/\sqrt{d_h}$ or
+# **Where γ and $\sqrt{d}$ sit.** kmt_ref's blocks take an inverse temperature γ, the factor in front of the scores
+above, which the normalizer applies (`attention_scores` returns the scores without it), and a divisor `scale`: the textbook's $1/\sqrt{d_h}$ is γ = $1/\sqrt{d_h}$ or
 # `scale` = $\sqrt{d_h}$ (both checked above). The trained layer of notebook 04 divides its Euclidean scores by
 # $\sqrt{d_{emb}}$ at γ = 1 (the authors' `kmt.py`; [SPEC, "Learning the algorithm"](../docs/SPEC.md#6-learning-the-algorithm-the-papers-training-experiment)).
-# The hand-set circuit of this notebook has `scale` = 1 and takes γ → ∞: the softmax of a column puts all its
-# weight on the column's largest score, a **hardmax** (§3 says which one, and why there are two).
+# The hand-set circuit of this notebook has `scale` = 1 and takes γ → ∞. Then the softmax of a column puts all its
+# weight on the column's largest score when that score is unique, and shares it equally among tied largest scores:
+# the **averaging hardmax** (block 3's). Block 1 uses a hardmax that breaks ties by the lowest index instead, Lloyd's
+# rule (§3 says which block uses which; exercise 01.2 asks why block 1 cannot use the limit of softmax).
 
 # %%
 col = S_dist[:, 0]                                          # query 0's scores over the 3 keys
 for g in [0.1, 1.0, 10.0, 100.0, np.inf]:
     w = hardmax(col[:, None])[:, 0] if g == np.inf else softmax(col[:, None], gamma=g)[:, 0]
     print(f"gamma = {g:>5g}: weights {np.round(w, 3)}")
-assert np.array_equal(hardmax(col[:, None])[:, 0], np.eye(r)[np.argmax(col)])
+assert np.array_equal(hardmax(col[:, None])[:, 0], np.eye(r)[np.argmax(col)])           # one largest score
+tied = np.array([[1.0], [3.0], [3.0]])                                                   # two largest scores
+print("tied scores [1, 3, 3]: softmax at gamma = 100", np.round(softmax(tied, gamma=100.0)[:, 0], 3),
+      "| averaging hardmax", hardmax_average(tied)[:, 0], "| lowest-index hardmax", hardmax(tied)[:, 0])
+assert np.array_equal(hardmax_average(tied)[:, 0], [0, 0.5, 0.5]) and np.array_equal(hardmax(tied)[:, 0], [0, 1, 0])
 
 # %% [markdown]
 # ### The circuit in one picture
@@ -271,12 +281,12 @@ plt.show()
 # initial centers). The tokens enter as $\bar X^{(0)} = [X; 0_{k\times n}; 0_{1\times n}]$ and
 # $\bar C^{(0)} = [C^{(0)}; I_k; 1_{1\times k}]$ (rows: data, one-hot, flag). The weights are those of the table above,
 # without biases, shared by every layer. Every block is at γ = ∞: block 1 is the lowest-index hardmax, blocks 2 and 4
-# the hardmax, block 3 the averaging hardmax over the keys $[\bar X', \bar C]$ (the updated points and the center tokens).
+# too, block 3 the averaging hardmax over the keys $[\bar X', \bar C]$ (the updated points and the center tokens).
 #
-# **Lloyd's algorithm**, ties to the lowest index, an empty cluster keeping its center: for $t \ge 1$,
-# $\ell^{(t)}_i = \min \arg\min_j \|x_i - c^{(t-1)}_j\|^2$, and $c^{(t)}_j$ is the mean of
-# $\{x_i : \ell^{(t)}_i = j\}$, or $c^{(t-1)}_j$ if that set is empty. Write $Y^{(t)}$ for the $k\times n$ matrix of the
-# one-hot codes $e_{\ell^{(t)}_i}$.
+# **Lloyd's algorithm** as in §1, ties to the lowest index, an empty cluster keeping its center: for $t \ge 0$,
+# $\ell^{(t)}_i = \min \arg\min_j \|x_i - c^{(t)}_j\|^2$, and $c^{(t+1)}_j$ is the mean of
+# $\{x_i : \ell^{(t)}_i = j\}$, or $c^{(t)}_j$ if that set is empty. For $t \ge 1$ write $Y^{(t)}$ for the $k\times n$
+# matrix of the one-hot codes $e_{\ell^{(t-1)}_i}$: the labels that $C^{(t)}$ is the mean of (`lloyd(...).labels[t - 1]`).
 #
 # **Conclusion.** For every $T \ge 1$, after $T$ layers the tokens are $\bar X^{(T)} = [X; Y^{(T)}; 0]$ and
 # $\bar C^{(T)} = [C^{(T)}; I_k; 1]$: the labels read from the $y$ rows are Lloyd's, and the data rows of the center
@@ -314,7 +324,7 @@ assert np.allclose(S1, -D, rtol=0, atol=1e-12)
 
 # %% [markdown]
 # **Step 2 (block 1 writes the code of the nearest center).** The lowest-index hardmax puts weight 1 on the
-# first maximal score of column $i$, that is on $j^* = \ell^{(t+1)}_i$ (Lloyd's rule, ties included), and
+# first maximal score of column $i$, that is on $j^* = \ell^{(t)}_i$ (Lloyd's rule, ties included), and
 # $V_1 \bar c_{j^*} = P_Y \bar c_{j^*} = [0; e_{j^*}; 0]$.
 
 # %%
@@ -326,7 +336,9 @@ assert not A1[emb.rows("x")].any() and not A1[emb.rows("flag")].any()        # a
 # %% [markdown]
 # **Step 3 (block 2 subtracts the old code).** Self-attention on the points with $Q_2 = K_2 = P_X$: the score
 # $-\|x_l - x_i\|^2$ is maximal (0) at $l = i$ and at the exact copies of $x_i$, which carry the same $y$. So block 2
-# writes $V_2 \bar x_i = [0; -y_i; 0]$ (exercise 01.3 (a) asks for the proof).
+# writes $V_2 \bar x_i = [0; -y_i; 0]$ (exercise 01.3 (a) asks for the proof). *`attention` computes this γ = ∞
+# self-attention by grouping equal keys, without forming the scores: their expanded form
+# $\|x_l\|^2 + \|x_i\|^2 - 2x_l^\top x_i$ is not exactly 0 at $l = i$ in floating point.*
 
 # %%
 A2 = attention(Xbar_t, Xbar_t, params["Q2"], params["K2"], params["V2"], normalizer="hardmax",
@@ -364,13 +376,13 @@ assert np.array_equal(S3[n:], np.where(np.eye(k, dtype=bool), -1.0, -3.0))   # t
 # their score 0 is the column's maximum and the averaging hardmax (uniform over the tied maxima; the limit of softmax,
 # [SPEC, "Attention"](../docs/SPEC.md#2-attention-one-definition-several-normalizers)) gives each of them $1/|M_j|$ ($M_j$ the
 # member set); $V_3 = P_X$ writes their mean $c^{(t+1)}_j$ into the data rows. If it has none, its own token, at −1,
-# is the only maximum, and block 3 writes $c^{(t)}_j = c^{(t+1)}_j$ (section 7 runs that case). *The generic
-# `attention` sums the mean in its own order, so this check compares with Lloyd's mean to 1e-12.*
+# is the only maximum, and block 3 writes $c^{(t)}_j = c^{(t+1)}_j$ (section 7 runs that case). *`attention` sums
+# the members key by key, with the arithmetic of Lloyd's `cluster_means`, so the mean is Lloyd's bit for bit
+# ([EXACTNESS](../docs/EXACTNESS.md)).*
 
 # %%
-assert np.array_equal(W3[:n] > 0, member) and not W3[n:].any()               # weight on the members only
-assert np.allclose(W3.sum(axis=0), 1.0, rtol=0, atol=1e-15)
-assert np.allclose(A3[emb.rows("x")], C_next, rtol=0, atol=1e-12)             # the member means
+assert np.array_equal(W3[:n], member / member.sum(axis=0)) and not W3[n:].any()   # 1/|M_j| on each member
+assert np.array_equal(A3[emb.rows("x")], C_next)                              # the member means, bit for bit
 assert not A3[emb.rows("y")].any() and not A3[emb.rows("flag")].any()
 
 # %% [markdown]
@@ -393,7 +405,7 @@ assert not A4[emb.rows("y")].any() and not A4[emb.rows("flag")].any()
 # %%
 Cbar_next = (Cbar_t + A4) + A3                                                 # the decoder's residual sum
 assert np.array_equal(Cbar_next[emb.rows("x")], A3[emb.rows("x")])           # (c - c) + mu = mu, bit for bit
-assert np.allclose(Cbar_next[emb.rows("x")], C_next, rtol=0, atol=1e-12)
+assert np.array_equal(Cbar_next[emb.rows("x")], C_next)
 assert np.array_equal(Cbar_next[emb.rows("y")], np.eye(k))                     # I_k is untouched
 assert np.array_equal(Cbar_next[emb.rows("flag")], np.ones((1, k)))
 print("max |C' - Lloyd| =", np.abs(Cbar_next[emb.rows("x")] - C_next).max())
@@ -404,9 +416,9 @@ print("max |C' - Lloyd| =", np.abs(Cbar_next[emb.rows("x")] - C_next).max())
 
 # %%
 Xl, Cl, rec = layer_forward(params, Xbar_t, Cbar_t, lloyd_layer(), record=True)
-assert np.array_equal(Xl, Xbar_next) and np.allclose(Cl, Cbar_next, rtol=0, atol=1e-12)
+assert np.array_equal(Xl, Xbar_next) and np.array_equal(Cl, Cbar_next)
 for name, A in {"1": A1, "2": A2, "3": A3, "4": A4}.items():
-    assert np.allclose(rec.outputs[name], A, rtol=0, atol=1e-12), name
+    assert np.array_equal(rec.outputs[name], A), name
 print({name: W.shape for name, W in sorted(rec.weights.items())})
 
 # %% [markdown]
@@ -669,8 +681,8 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 #   reset first, $(c - c) + \mu$ with $\mu$ the members' mean, which is exactly $\mu$ in floating point.
 # - Block 1 uses the lowest-index hardmax, Lloyd's tie rule; block 3 the averaging hardmax, the
 #   γ → ∞ limit of softmax, because the members of a cluster tie by design.
-# - $T$ layers with shared weights are $T$ Lloyd iterations: identical labels and centers (to 1e-12),
-#   layer by layer.
+# - $T$ layers with shared weights are $T$ Lloyd iterations (Theorem 2.1, proved in §4): identical labels and
+#   centers bit for bit, layer by layer.
 # - The flag lowers a center's score against its own token to −1: below its members (0), above every
 #   other point (−2). An empty cluster therefore keeps its center (Lloyd's "keep"); without the center
 #   tokens among the keys it jumps to the mean of all points, and the authors' linear update raises.
@@ -679,7 +691,7 @@ parameter_sliders(lambda gamma: plot_block1_gamma(X, C0, gamma, n_layers=4),
 #   match Lloyd's long before every column is one-hot.
 
 # %% [markdown]
-# **What comes next.** Notebooks 02 and 03 change this circuit in a few places each: another score, another
+# **What comes next.** Notebooks 02, 03 and 05 change this circuit in a few places each: another score, another
 # normalizer, another block 3, an extra row of the tokens. The figure compares each variant's weights, token
 # layout and layer description with Lloyd's and marks in orange what differs (`plot_variant_circuits`; the trimmed,
 # robust and k-medoids weights are drawn at example values of their parameters, named in the function's docstring).

@@ -122,16 +122,12 @@ assert np.array_equal(Cbar[emb.rows("y")], np.eye(k)) and np.all(Cbar[emb.rows("
 # and the center tokens are $[C^{(T)}; \|C^{(T)}\|^2; 1; I_k; 1]$ ($\|C\|^2$ the row of the squared norms of
 # the columns): each layer is one Lloyd iteration.
 #
-# *In floating point*, which is what kmt_ref computes, the equality holds to rounding, not bit for bit
-# ([EXACTNESS, "Theorem 2.2"](../docs/EXACTNESS.md#theorem-22)). The dot score $2x\cdot c - \|c\|^2$ and Lloyd's
-# $\|x\|^2 + \|c\|^2 - 2x\cdot c$ are equal in exact arithmetic but are rounded differently, so a label can part
-# from Lloyd's where a point's two nearest centers are equidistant to within rounding (on the project's table
-# of test instances, `tests/cases.py`, Lloyd's expansion cancels to 0 in one or two cases, depending on the BLAS
-# kernel, and the transformer picks the center nearest in exact arithmetic); and block 2 cannot tell apart two
-# points closer than about $10^{-8}$ times the data scale that lie on opposite sides of a cluster boundary. On
-# integer grids the property tests check the centers to $8\cdot 10^{-15}$ times the data's extent (plus the
-# read-out's rounding where the data's frame is shifted) and the labels up to the first such near tie. On this
-# notebook's example the labels are equal and the centers agree to 1e-12 (step 6 asserts it).
+# *In floating point*, which is what kmt_ref computes, the equality holds to rounding, not bit for bit: the dot
+# score $2x\cdot c - \|c\|^2$ and Lloyd's $\|x\|^2 + \|c\|^2 - 2x\cdot c$ are equal in exact arithmetic but are
+# rounded differently, so a label can part from Lloyd's where a point's two nearest centers are equidistant to
+# within rounding. How close, and on which inputs it is tested:
+# [EXACTNESS, "Theorem 2.2"](../docs/EXACTNESS.md#theorem-22). On this notebook's example the labels are equal and
+# the centers agree to 1e-12 (step 6 asserts it).
 #
 # **Proof, in six steps.** Steps 1–5 take one layer whose input has the form of the conclusion for some $t$
 # (Lloyd's $C^{(t)}$ in the center tokens, $Y^{(t)}$ in the point tokens) and show that its output has that form
@@ -158,7 +154,7 @@ print("dot - Euclidean score of point 0, each center:", constant[:, 0], "| ||x_0
 
 # %% [markdown]
 # Adding the same number to every score of a query changes the weights of no normalizer that is shift
-# invariant per query, which softmax at every γ and both hardmax forms are (exercise 02.2 proves it). So the
+# invariant per query, which softmax at every γ and both hardmax forms are (a lemma left to you: exercise 02.2 (a)). So the
 # dot scores give the weights of distance attention: the lowest-index hardmax of block 1 puts weight 1 on the
 # nearest center $j^*_i$, ties to the lowest index, as Lloyd's assignment does, and $V_1 = P_Y$ writes its code
 # $e_{j^*_i}$ into the `y` rows and 0 into every other row.
@@ -298,7 +294,7 @@ np.testing.assert_array_equal(requ(z) + requ(-z), z * z)
 #
 # $$\sum_{p=1}^d \mathrm{ReQU}(c_p) + \mathrm{ReQU}(-c_p) = \sum_p c_p^2 = \|c\|^2 ,$$
 #
-# exactly, and the block changes no other row (exercise 02.2 proves both). So the center tokens leave the layer
+# exactly, and the block changes no other row (a lemma left to you: exercise 02.2 (b)). So the center tokens leave the layer
 # as $[c^{(t+1)}_j; \|c^{(t+1)}_j\|^2; 1; e_j; 1]$. Below, center tokens with a cleared `norm` row (what block 4
 # leaves) go through the FFN alone, first with dyadic centers, then those of layer 2.
 

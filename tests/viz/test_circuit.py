@@ -37,7 +37,7 @@ def test_lloyd_diagram_states_the_blocks_the_order_and_the_layer(lloyd):
     text = " ".join(_texts(plot_circuit(*lloyd)))
     for words in ("x\u0304\u2032 = x\u0304 + A2 + A1", "c\u0304\u2032 = c\u0304 + A4 + A3",
                   "one layer = one Lloyd iteration; T layers with shared weights", "the encoder's output",
-                  "y: y_i = 0", "y: e_j", "flag: 0", "flag: 1", "rows 2\u20134", "d_emb = 6 rows"):
+                  "y: y_i\n(0 before layer 1)", "y: e_j", "flag: 0", "flag: 1", "rows 2\u20134", "d_emb = 6 rows"):
         assert words in text, words
     fig = plot_circuit(*lloyd)
     assert "Q reads x \u00b7 K reads x" in _block_text(fig, "1")
