@@ -447,7 +447,7 @@ def _course_command(args):
 
 def _feedback_command(args):
     pages = offline_feedback(args.dir)
-    print(f"made {len(pages)} feedback pages under {Path(args.dir) / 'feedback'} read offline")
+    print(f"made {len(pages)} feedback page{'s' * (len(pages) != 1)} under {Path(args.dir) / 'feedback'} read offline")
     return 0
 
 

@@ -237,7 +237,7 @@ def plot_circuit(params, emb, layer, *, ax=None, title=None, changed=None):
             else "T layers with shared weights" + ("; in orange: what differs from Lloyd's circuit" if marked else ""))
     ax.text(width / 2, 0.5, foot, fontsize=FONT + 1, ha="center", va="center", fontweight="bold")
     ax.text(width / 2, 0.2, "z: a query token, z\u2032: a key token; block b adds A_b = V Z\u2032 \u03c3(S) to its "
-            "stream (\u03c3 over the keys, \u03b3 inside it)", fontsize=FONT, ha="center", va="center", color="0.25")
+            "stream (\u03c3 normalizes over the keys; S includes \u03b3)", fontsize=FONT, ha="center", va="center", color="0.25")
     return fig
 
 

@@ -298,7 +298,9 @@ plt.show()
 #
 # By induction on $T$ (the layers share their weights), it is enough to prove one layer: tokens
 # $[X; Y^{(t)}; 0]$, $[C^{(t)}; I_k; 1]$ in ($Y^{(0)} = 0$), tokens $[X; Y^{(t+1)}; 0]$, $[C^{(t+1)}; I_k; 1]$ out.
-# The first layer starts from $Y = 0$, where block 2 has nothing to subtract, so to see every step at work we check
+# Steps 3, 4 and 8 rest on two facts that exercise 01.3 asks you to prove: what block 2 does with duplicate points, and
+# why the residual sums are exact in floating point. The first layer starts from $Y = 0$, where block 2 has nothing to
+# subtract, so to see every step at work we check
 # each one on the tokens **entering layer 2** ($t = 1$: $Y^{(1)}$, $C^{(1)}$ from one Lloyd step), applying each block
 # separately with the generic `attention` function at γ = ∞.
 

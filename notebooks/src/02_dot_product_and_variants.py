@@ -108,7 +108,7 @@ assert np.array_equal(Cbar[emb.rows("y")], np.eye(k)) and np.all(Cbar[emb.rows("
 #    $[x_i; \|x_i\|^2; 1; y_i; 0]$ with $y_i = y^{(0)}_i = 0$, center tokens $[c_j; \|c_j\|^2; 1; e_j; 1]$ with
 #    $c_j$ column $j$ of $C^{(0)}$;
 # 2. *the layer* of Theorem 2.1 (notebook 01) followed by a feed-forward block on the center tokens:
-#    $\bar X' = \bar X + A_1 + A_2$, then $\bar C' = \bar C + A_3 + A_4$, then
+#    $\bar X' = \bar X + A_2 + A_1$, then $\bar C' = \bar C + A_4 + A_3$ (the reset added first), then
 #    $\bar C'' = \bar C' + W_2\,\mathrm{ReQU}(W_1\bar C')$ with $\mathrm{ReQU}(z) = \max(z, 0)^2$, where
 #    $A_1 = A(\bar X, \bar C; Q_1, K_1, V_1)$, $A_2 = A(\bar X, \bar X; Q_2, K_2, V_2)$,
 #    $A_3 = A(\bar C, [\bar X'\ \bar C]; Q_3, K_3, V_3)$ (block 3's keys: the updated point tokens and the center
