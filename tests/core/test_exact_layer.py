@@ -205,16 +205,44 @@ def test_argmin_columns_is_numpys_argmin():
     from kmt_ref.trace import _argmin_columns
 
     rng = np.random.default_rng(0)
-    for k in (1, 2, 5, 40):
+    for k in (1, 2, 5, 40, 127, 128, 300):  # the ranks in int8 up to k = 127, then int16
         D = rng.integers(0, 3, (k, 300)).astype(float)  # many ties
         D[:, 7] = 0.0  # all tied
         D[-1, 8] = -0.0  # -0.0 ties with 0.0
+        D[-1, 9], D[:-1, 9] = 0.0, 1.0  # the last row alone attains the minimum
         for nan_col in (None, 11):
             if nan_col is not None:
                 D[k // 2, nan_col] = np.nan
-            rank = (k - np.arange(k))[:, None].astype(np.int16)
-            got = _argmin_columns(D, np.empty(D.shape, bool), rank)
+            got = _argmin_columns(D)
             np.testing.assert_array_equal(got, np.argmin(D, axis=0))
+
+
+@pytest.mark.parametrize("k", [1, 3, 16, 200])
+def test_distance_blocks_do_not_depend_on_their_width(k, monkeypatch):
+    """The width of distance_blocks' blocks (trace.distance_width, set by BLOCK_BYTES) bounds the elementwise
+    work only: the squared distances, nearest_labels (ties included) and the objective are the same numbers
+    at the narrowest width (CHUNK), the widest (8 CHUNK) and between, over several product blocks."""
+    from kmt_ref import trace
+
+    rng = np.random.default_rng(k)
+    n = 3 * 8 * CHUNK + 1  # a last block of one point, joined to the one before
+    X = rng.integers(0, 4, (2, n)).astype(float)  # a small grid: many exact ties
+    C = X[:, rng.choice(n, k)] if k <= 16 else rng.integers(0, 4, (2, k)).astype(float)
+    monkeypatch.setattr(trace, "PRODUCT_ENTRIES", 5 * CHUNK * k)  # product blocks of 5 CHUNK points
+    results = []
+    for block_bytes in (1, 8 * CHUNK * k * 3 // 2, 2**40):
+        monkeypatch.setattr(trace, "BLOCK_BYTES", block_bytes)
+        width = trace.distance_width(k)
+        assert CHUNK <= width <= 8 * CHUNK
+        D = np.concatenate([Db.copy() for _, _, Db in trace.distance_blocks(X, C)], axis=1)
+        labels, J = trace.nearest_labels(X, C, objective=True)
+        results.append((width, D, labels, J))
+    assert len({r[0] for r in results}) == 3
+    for _, D, labels, J in results[1:]:
+        np.testing.assert_array_equal(D, results[0][1])
+        np.testing.assert_array_equal(labels, results[0][2])
+        assert J == results[0][3]
+    np.testing.assert_array_equal(results[0][2], np.argmin(results[0][1], axis=0))
 
 
 def test_argmax_columns_is_numpys_argmax():
@@ -327,7 +355,7 @@ def test_exact_layer_over_several_products_equals_the_plain_path(gamma, center_u
     columns): distance_blocks takes one product per block of product_blocks, the plain path's scores the same
     products (trace.block_products), the tokens are the same numbers, and at gamma = inf the trace is Lloyd's."""
     from kmt_ref import kmeans_transformer, lloyd
-    from kmt_ref.trace import block_products, distance_blocks, frame_objective, product_blocks
+    from kmt_ref.trace import block_products, distance_blocks, distance_width, frame_objective, product_blocks
 
     monkeypatch.setattr("kmt_ref.trace.PRODUCT_ENTRIES", 2 * CHUNK * 16)
     n = 4 * CHUNK + 1
@@ -339,7 +367,7 @@ def test_exact_layer_over_several_products_equals_the_plain_path(gamma, center_u
     cross = np.concatenate([C0.T @ X[:, a:b] for a, b in product_blocks(n, 16)], axis=1)
     np.testing.assert_array_equal(block_products(C0, X), cross)
     for a, b, D in distance_blocks(X, C0):
-        assert b - a <= CHUNK + 1
+        assert b - a <= distance_width(16) + 1
         np.testing.assert_array_equal(D, (x_sq[a:b] + c_sq) - 2.0 * cross[:, a:b])
     params, emb = lloyd_weights(16, 16, center_update)
     in_place_and_plain(params, emb, lloyd_layer(gamma, center_update=center_update), X, C0)

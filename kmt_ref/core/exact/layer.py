@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as onp
 
-from ...trace import CHUNK, _argmin_columns, _rank, _scratch, distance_blocks, nearest_labels, query_chunks
+from ...trace import (CHUNK, _ArgminScratch, _scratch, distance_blocks, distance_width, nearest_labels,
+                      query_chunks)
 from .limits import (_projected, _same_rows, duplicate_groups, is_disjoint_uniform, one_hot_columns, project,
                      same_map, segment_mean, selection, used_rows)
 
@@ -140,7 +141,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
     in the same arithmetic:
 
     - ``hardmax`` over one key part: :func:`kmt_ref.trace.nearest_labels`,
-      CHUNK queries at a time (its ``(q_sq + k_sq) - 2 k.q``, the same numbers;
+      block by block (its ``(q_sq + k_sq) - 2 k.q``, the same numbers;
       its argmin is the lowest-index argmax of their negation); with one-hot
       value columns (block 1's ``e_j``) the output is an :class:`_OneHot`;
     - ``hardmax_average`` with a first part of one-hot (or zero) projected keys
@@ -250,7 +251,7 @@ def _euclidean_softmax(KZk, QZ, scale, gamma):
     :func:`kmt_ref.trace.distance_blocks` (the plain path's expression;
     ``-(a - b)`` is exact), divided by ``scale``; then the softmax's own
     operations in its order: the maximum, subtracted, times gamma, exp,
-    divided by the sum. All of it CHUNK queries at a time, so that every
+    divided by the sum. All of it block by block (:func:`~kmt_ref.trace.distance_width` queries), so that every
     operation runs on a block in cache (the products are taken block by block,
     as :func:`~kmt_ref.trace.nearest_labels` takes them: the caveat of its
     docstring). exp only runs on scores above -1000 (below, e^x is +0, which
@@ -263,10 +264,10 @@ def _euclidean_softmax(KZk, QZ, scale, gamma):
     """
     r, q = KZk.shape[1], QZ.shape[1]
     W, labels = onp.empty((r, q)), onp.empty(q, dtype=onp.intp)
-    width = min(q, CHUNK + 1)
-    hit, E, rank = onp.empty(r * width, dtype=bool), onp.empty(r * width), _rank(r)
+    width = min(q, distance_width(r) + 1)  # the widest block of distance_blocks
+    E, argmin = onp.empty(r * width), _ArgminScratch(r, width)
     for a, b, T in distance_blocks(QZ, KZk):  # T holds D, then the scores, in place
-        labels[a:b] = _argmin_columns(T, _scratch(hit, r, b - a), rank)
+        labels[a:b] = argmin.argmin(T)
         onp.negative(T, out=T)
         if scale != 1.0:
             T /= scale
