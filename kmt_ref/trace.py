@@ -19,6 +19,7 @@ __all__ = [
     "argmax_columns",
     "frame_objective",
     "query_chunks",
+    "squared_norms",
     "CHUNK",
 ]
 
@@ -255,6 +256,21 @@ def distance_blocks(X, C, x_sq=None):
             crossb *= 2.0
             Db -= crossb  # (k, b - a) squared distances
             yield a, b, Db
+
+
+def squared_norms(X):
+    """``np.sum(X * X, axis=0)`` (n,) for X (d, n), CHUNK columns at a time: the same numbers, memory O(d CHUNK).
+
+    NumPy sums along axis 0 of a block of two or more columns one row after the other, each column on
+    its own, so a block's sums are those of the whole array (:func:`_chunks` makes no block of one
+    column, whose sum NumPy would take pairwise); :func:`distance_blocks` computes them block by block
+    when not given them (tests/core/test_exact_layer.py compares the three).
+    """
+    out = np.empty(X.shape[1])
+    for a, b in _chunks(X.shape[1]):
+        Xb = X[:, a:b]
+        np.sum(Xb * Xb, axis=0, out=out[a:b])
+    return out
 
 
 def _scratch(buf, rows, m):

@@ -39,7 +39,7 @@ import numpy as np
 from ..core.attention import Block, Sublayer
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..frame import Frame, data_frame
-from ..trace import ClusteringTrace, frame_objective, nearest_labels
+from ..trace import ClusteringTrace, frame_objective, nearest_labels, squared_norms
 from ..validation import as_centers, as_points, check_choice, check_count, check_gamma, check_rng
 
 __all__ = [
@@ -182,7 +182,7 @@ def lloyd(X, C0, n_iter, empty="keep", rng=None):
     elif rng is not None:
         raise ValueError(f"rng is used by empty='reseed' only, got empty={empty!r} and rng={rng!r}")
     n_empty = np.zeros(n_iter, dtype=np.intp)
-    x_sq = np.sum(X * X, axis=0)  # (n,) fixed: computed once
+    x_sq = squared_norms(X)  # (n,) fixed: computed once
     J = np.empty(n_iter + 1)  # the objective of each centers[t], in the frame
     for t in range(n_iter):  # lloyd_step, with the objective of C computed alongside its labels
         labels[t], J[t] = nearest_labels(X, C, x_sq, objective=True)

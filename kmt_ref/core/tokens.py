@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..frame import Frame, data_frame
-from ..trace import ClusteringTrace, argmax_columns, frame_objective
+from ..trace import ClusteringTrace, argmax_columns, frame_objective, squared_norms
 from ..validation import as_centers, as_points, check_count
 from .attention import Sublayer, layer_forward
 from .exact import Memo, one_hot_columns
@@ -281,7 +281,7 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         centers[t + 1] = emb.centers(Cbar)
     frame = frame or Frame(np.zeros(d), 0)
     known = [nearest_readout and t < n_layers and one_hot[t] == n for t in range(n_layers + 1)]
-    x_sq = np.sum(X * X, axis=0)  # (n,) once for every search (nearest_labels computes the same numbers)
+    x_sq = squared_norms(X)  # (n,) once for every search (nearest_labels computes the same numbers)
     found = [nearest[t] if nearest[t] is not None else labels[t] if known[t] else None for t in range(n_layers + 1)]
     J = np.array([frame_objective(X, centers[t], found[t], x_sq) for t in range(n_layers + 1)])  # (T+1,) in the frame
     Y_final = emb.assignments(Xbar) if n_layers else None

@@ -50,9 +50,11 @@ def test_exact_layer_equals_the_plain_path(name, X, C0, gamma, center_update, ga
     if gamma == np.inf and gamma_reset == np.inf and np.unique(X, axis=1).shape[1] == X.shape[1]:
         # what makes the gamma = inf layer fast on distinct points: the reset is the identity, so y is
         # reset to +0 and receives exactly e_l (with duplicates, block 2 averages and neither fact is known)
-        assert {kind for kind, *_ in memo} == {"hot", "distinct", "nearest"}
+        assert {kind for kind, *_ in memo} == {"hot", "distinct", "nearest", "sqnorms"}
     if gamma < np.inf and C0.shape[1] <= 7:  # finite-gamma block 1 (in one query chunk) finds the nearest centers
         assert "nearest" in {kind for kind, *_ in memo}
+    if gamma < np.inf and center_update == "linear":  # the softmax of block 1 keeps its queries' norms too
+        assert "sqnorms" in {kind for kind, *_ in memo}
 
 
 def assert_facts_hold(memo, t):
@@ -62,6 +64,9 @@ def assert_facts_hold(memo, t):
         elif kind == "nearest":
             labels, keys = value
             np.testing.assert_array_equal(labels, nearest_labels(Z[list(rows)], keys), err_msg=f"layer {t + 1}")
+        elif kind == "sqnorms":  # bit for bit, the signs of zero included
+            Q = Z[list(rows)]
+            assert value.tobytes() == np.sum(Q * Q, axis=0).tobytes(), f"layer {t + 1}"
         else:
             assert kind == "distinct"
             first, _ = duplicate_groups(Z[list(rows)])
@@ -243,6 +248,23 @@ def test_distance_blocks_do_not_depend_on_their_width(k, monkeypatch):
         np.testing.assert_array_equal(labels, results[0][2])
         assert J == results[0][3]
     np.testing.assert_array_equal(results[0][2], np.argmin(results[0][1], axis=0))
+
+
+@pytest.mark.parametrize("d,n", [(1, 1), (20, 1), (20, 2), (3, CHUNK + 1), (33, 2 * CHUNK + 5), (9, 3 * CHUNK)])
+def test_squared_norms_are_distance_blocks_own(d, n):
+    """trace.squared_norms (CHUNK columns at a time) gives the numbers of np.sum(X * X, axis=0) on the whole
+    array and of distance_blocks' own block-by-block sums (the distances with and without x_sq agree), also
+    on a row view of a token array and for d >= 8, where a sum along a contiguous axis would be pairwise."""
+    from kmt_ref.trace import distance_blocks, squared_norms
+
+    rng = np.random.default_rng(d * n)
+    Z = rng.standard_normal((d + 4, n)) * np.exp2(rng.integers(-30, 30, (d + 4, n)))
+    X = Z[2 : d + 2]  # a view of rows, as block 1's queries
+    x_sq = squared_norms(X)
+    np.testing.assert_array_equal(x_sq, np.sum(X * X, axis=0))
+    C = X[:, : min(n, 3)] * 0.5
+    for (_, _, D1), (_, _, D2) in zip(distance_blocks(X, C), distance_blocks(X, C, x_sq)):
+        np.testing.assert_array_equal(D1, D2)
 
 
 def test_argmax_columns_is_numpys_argmax():
