@@ -267,6 +267,26 @@ def test_squared_norms_are_distance_blocks_own(d, n):
         np.testing.assert_array_equal(D1, D2)
 
 
+@pytest.mark.parametrize("fast_add_at", [True, False])
+def test_segment_sums_are_bincounts(fast_add_at, monkeypatch):
+    """trace.segment_sums (np.add.at on NumPy >= 1.25, else bincount) gives np.bincount's sums bit for bit:
+    signed zeros, values of very different sizes (where the order of the additions shows), empty segments."""
+    from kmt_ref import trace
+
+    if fast_add_at and not trace._FAST_ADD_AT:
+        pytest.skip("np.add.at is slow before NumPy 1.25: segment_sums takes bincount there")
+    monkeypatch.setattr(trace, "_FAST_ADD_AT", fast_add_at)
+    rng = np.random.default_rng(5)
+    V = rng.standard_normal((4, 3000)) * np.exp2(rng.integers(-60, 60, (4, 3000)))
+    V[:, ::7] = -0.0
+    V[1] = -0.0  # a row of negative zeros only: each sum +0.0
+    labels = rng.integers(0, 9, 3000)
+    labels[labels == 4] = 5  # segment 4 empty
+    got = trace.segment_sums(V, labels, 10)
+    want = np.stack([np.bincount(labels, weights=row, minlength=10) for row in V])
+    assert got.tobytes() == want.tobytes()
+
+
 def test_argmax_columns_is_numpys_argmax():
     from kmt_ref.trace import argmax_columns
 

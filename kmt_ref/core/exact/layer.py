@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as onp
 
 from ...trace import (CHUNK, _ArgminScratch, _scratch, distance_blocks, distance_width, nearest_labels,
-                      query_chunks, squared_norms)
+                      query_chunks, segment_sums, squared_norms)
 from .limits import (_projected, _same_rows, duplicate_groups, is_disjoint_uniform, one_hot_columns, project,
                      same_map, segment_mean, selection, used_rows)
 
@@ -211,9 +211,9 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
     every = bool(member.all())  # (the usual case: no mask to apply)
     seg_m = seg if every else seg[member]
     counts = onp.bincount(seg_m, minlength=q) + sum(t.sum(axis=0) for t in top_rest)  # (q,)
-    out = onp.empty((values[0].shape[0], q))
-    for row in range(out.shape[0]):  # summed key by key, in key order (segment_mean's arithmetic)
-        out[row] = onp.bincount(seg_m, weights=values[0][row] if every else values[0][row][member], minlength=q)
+    # summed key by key, in key order (segment_mean's arithmetic: segment_sums equals its bincount)
+    out = segment_sums(values[0] if every else values[0][:, member], seg_m, q)  # (d_v, q)
+    for row in range(out.shape[0]):
         for t, vals in zip(top_rest, values[1:]):
             for i in onp.flatnonzero(t.any(axis=1)):
                 out[row, onp.argmax(t[i])] += vals[row, i]
