@@ -39,7 +39,8 @@ import numpy as np
 from ..core.attention import Block, Sublayer
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..frame import Frame, data_frame
-from ..trace import ClusteringTrace, DeferredObjective, frame_objective, nearest_labels, segment_sums, squared_norms
+from ..columns import segment_sums
+from ..trace import ClusteringTrace, DeferredObjective, frame_objective, nearest_labels, squared_norms
 from ..validation import as_centers, as_points, check_choice, check_count, check_gamma, check_rng
 
 __all__ = [

@@ -206,8 +206,8 @@ def test_nearest_labels_of_no_points_is_empty():
 
 
 def test_argmin_columns_is_numpys_argmin():
-    """The lowest index of each column's minimum, ties and NaN columns included (trace._argmin_columns)."""
-    from kmt_ref.trace import _argmin_columns
+    """The lowest index of each column's minimum, ties and NaN columns included (columns._argmin_columns)."""
+    from kmt_ref.columns import _argmin_columns
 
     rng = np.random.default_rng(0)
     for k in (1, 2, 5, 40, 127, 128, 300):  # the ranks in int8 up to k = 127, then int16
@@ -269,20 +269,20 @@ def test_squared_norms_are_distance_blocks_own(d, n):
 
 @pytest.mark.parametrize("fast_add_at", [True, False])
 def test_segment_sums_are_bincounts(fast_add_at, monkeypatch):
-    """trace.segment_sums (np.add.at on NumPy >= 1.25, else bincount) gives np.bincount's sums bit for bit:
+    """columns.segment_sums (np.add.at on NumPy >= 1.25, else bincount) gives np.bincount's sums bit for bit:
     signed zeros, values of very different sizes (where the order of the additions shows), empty segments."""
-    from kmt_ref import trace
+    from kmt_ref import columns
 
-    if fast_add_at and not trace._FAST_ADD_AT:
+    if fast_add_at and not columns._FAST_ADD_AT:
         pytest.skip("np.add.at is slow before NumPy 1.25: segment_sums takes bincount there")
-    monkeypatch.setattr(trace, "_FAST_ADD_AT", fast_add_at)
+    monkeypatch.setattr(columns, "_FAST_ADD_AT", fast_add_at)
     rng = np.random.default_rng(5)
     V = rng.standard_normal((4, 3000)) * np.exp2(rng.integers(-60, 60, (4, 3000)))
     V[:, ::7] = -0.0
     V[1] = -0.0  # a row of negative zeros only: each sum +0.0
     labels = rng.integers(0, 9, 3000)
     labels[labels == 4] = 5  # segment 4 empty
-    got = trace.segment_sums(V, labels, 10)
+    got = columns.segment_sums(V, labels, 10)
     want = np.stack([np.bincount(labels, weights=row, minlength=10) for row in V])
     assert got.tobytes() == want.tobytes()
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as onp
 
-from ...trace import (CHUNK, _ArgminScratch, _scratch, distance_blocks, distance_width, nearest_labels,
-                      query_chunks, segment_sums, squared_norms)
+from ...columns import _ArgminScratch, _scratch, segment_sums
+from ...trace import CHUNK, distance_blocks, distance_width, nearest_labels, query_chunks, squared_norms
 from .limits import (_projected, _same_rows, duplicate_groups, is_disjoint_uniform, one_hot_columns, project,
                      same_map, segment_mean, selection, used_rows)
 
