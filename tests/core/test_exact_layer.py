@@ -474,3 +474,16 @@ def test_exact_layer_with_zero_keys_equals_the_plain_path(name, X, C0):
         for a, b, what in zip(fast, plain, ("Xbar", "Cbar")):
             np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
         Xa, Ca, Xb, Cb = fast[0], fast[1], plain[0], plain[1]
+
+
+def test_one_hot_write_sets_exactly_its_matrix():
+    """_OneHot.write on contiguous rows (one flat scatter), on a strided view, and with zero columns (label -1)."""
+    from kmt_ref.core.exact.layer import _OneHot
+
+    values = np.concatenate([np.eye(4), np.zeros((4, 1))], axis=1)  # e_0 .. e_3 and a zero column
+    for idx in (np.array([2, 0, 3, 3, 1, 0]), np.array([2, 4, 0, 4, 1, 3])):
+        want = values[:, idx]
+        for Z in (np.full((7, 6), 9.0), np.full((6, 7), 9.0).T):  # C order (contiguous rows), F order (strided)
+            out = _OneHot(values, idx, one_hot_columns(values))
+            out.write(Z[1:5])
+            assert Z[1:5].tobytes() == np.ascontiguousarray(want).tobytes() and (Z[[0, 5, 6]] == 9.0).all()

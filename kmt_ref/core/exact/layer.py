@@ -111,10 +111,17 @@ class _OneHot:
         return self.values[:, self.idx]
 
     def write(self, Y):
-        """Set ``Y`` (m, q) to this matrix."""
+        """Set ``Y`` (m, q) to this matrix (every label >= 0 and Y contiguous: one scatter into its flat view)."""
         Y[...] = 0.0
-        cols = onp.flatnonzero(self.labels >= 0) if self.labels.min(initial=0) < 0 else onp.arange(self.labels.size)
-        Y[self.labels[cols], cols] = 1.0
+        if self.labels.min(initial=0) < 0:
+            cols = onp.flatnonzero(self.labels >= 0)
+            Y[self.labels[cols], cols] = 1.0
+        elif Y.flags.c_contiguous:
+            at = self.labels * Y.shape[1]  # (q,) the flat index of each column's 1
+            at += onp.arange(Y.shape[1])
+            Y.reshape(-1)[at] = 1.0
+        else:
+            Y[self.labels, onp.arange(Y.shape[1])] = 1.0
 
 
 def _remember_nearest(memo, Z, Q, selQ, K, selK, rows, KZk, labels):
