@@ -16,7 +16,9 @@ ratios against a baseline measured alongside mean anything):
   :func:`minimal_soft_step`, one soft k-means step as a NumPy user writes it
   (the scores, exp, normalised over the centers, the weighted means).
   Contenders: the package's ``lloyd`` (target <= 1.2x the Lloyd floor), the
-  gamma = inf ``kmeans_transformer`` (target <= 2x) and the authors'
+  gamma = inf ``kmeans_transformer`` (target <= 2x), each also with its
+  trace's objective read (both compute it when it is first read:
+  ``kmt_ref.trace.DeferredObjective``), and the authors'
   finite-gamma circuit (gamma = 1e4, identity resets, linear block 3:
   ``center_update="linear"``; target <= 2x too, not met: docs/PERFORMANCE.md,
   "What is left"; the targets: ``kmt_ref.bench_reports.FORWARD_TARGETS``);
@@ -31,6 +33,10 @@ after a call on several threads OpenBLAS's workers keep spinning for a while, an
 one process their CPU time fell on whatever ran next at one thread (measured: the
 one-thread Lloyd floor took 15.7 ms CPU per iteration for 7.8 ms wall, which made
 every ratio to it at one thread look twice as good as it is).
+
+The BLAS kernel is the one threadpoolctl reports (its ``architecture``); OpenBLAS picks it for the
+CPU, and ``OPENBLAS_CORETYPE=Haswell`` (or ``SkylakeX``, ...) set before the run chooses another
+that the CPU can run, so that one machine times several kernels.
 
 ``--save FILE.csv`` appends the results to a CSV, one row per (run, thread
 setting, contender), with the machine (CPU model, BLAS and its kernel, NumPy), the
@@ -188,7 +194,8 @@ def main(argv=None):
     trf = kmeans_transformer(X, C0, a.layers)
     assert np.array_equal(ref.labels, trf.labels), "transformer labels differ from Lloyd's"
     assert np.array_equal(ref.centers, trf.centers), "transformer centers differ from Lloyd's"
-    print(f"check: labels and centers bit-identical at all {a.layers} layers (lloyd, transformer); the floor's "
+    assert np.array_equal(ref.objective, trf.objective), "transformer objective differs from Lloyd's"
+    print(f"check: labels, centers and objective bit-identical at all {a.layers} layers (lloyd, transformer); the floor's "
           f"final centers differ from lloyd's by {np.abs(ref.centers[-1] - minimal_lloyd(X, C0, a.layers)).max():.1e}"
           " (it drops ||x||^2 from its scores, which can move a near tie)")
     soft = kmeans_transformer(X, C0, a.layers, gamma=1e4, center_update="linear").centers[-1]
@@ -199,7 +206,9 @@ def main(argv=None):
         "minimal Lloyd": lambda: minimal_lloyd(X, C0, a.layers),
         "minimal soft step, 1e4": lambda: minimal_soft_step(X, C0, a.layers, 1e4),
         "lloyd": lambda: lloyd(X, C0, a.layers),
+        "lloyd, objective read": lambda: lloyd(X, C0, a.layers).objective,
         "transformer, gamma = inf": lambda: kmeans_transformer(X, C0, a.layers),
+        "transformer, gamma = inf, objective read": lambda: kmeans_transformer(X, C0, a.layers).objective,
         "authors' circuit, 1e4": lambda: kmeans_transformer(X, C0, a.layers, gamma=1e4, center_update="linear"),
     }
     targets = FORWARD_TARGETS  # ratios to the Lloyd floor
@@ -219,7 +228,7 @@ def main(argv=None):
         for name in funcs:
             c, w, r = t[setting, name]
             target = f"(target <= {targets[name]}x the Lloyd floor)" if name in targets else ""
-            line = (f"  {name:26s} {c * 1e3:8.1f} ms CPU  x Lloyd floor: CPU {r['minimal Lloyd'][0]:5.2f}x "
+            line = (f"  {name:40s} {c * 1e3:8.1f} ms CPU  x Lloyd floor: CPU {r['minimal Lloyd'][0]:5.2f}x "
                     f"wall {r['minimal Lloyd'][1]:5.2f}x")
             if "1e4" in name:
                 line += (f"   x soft-step floor: CPU {r['minimal soft step, 1e4'][0]:5.2f}x "
@@ -231,7 +240,7 @@ def main(argv=None):
         unit = 8 * (a.d + a.k)
         for name, func in funcs.items():
             peaks[name] = peak_bytes(func) / (unit * a.n)
-            print(f"memory {name:26s} peak {peaks[name]:5.2f} x n (d+k) floats")
+            print(f"memory {name:40s} peak {peaks[name]:5.2f} x n (d+k) floats")
         for n in (a.n // 4, a.n // 2, a.n):
             Xs = X[:, :n]
             scaling.append((n, peak_bytes(lambda: kmeans_transformer(Xs, C0, 2)) / (unit * n)))

@@ -5,10 +5,11 @@ measurements to a CSV (:func:`append_rows`, columns :data:`FORWARD_COLUMNS` and 
 the runs committed in ``kmt_ref/datasets/bench_forward.csv`` and ``kmt_ref/datasets/bench_train.csv``
 are what the tables show, nothing is re-run:
 
-- ``forward`` (:func:`forward_table`): per contender of the forward benchmark, the range over the
+- ``forward`` (:func:`forward_table`): per contender of the forward benchmark and per BLAS kernel
+  (OpenBLAS picks one for the CPU; ``OPENBLAS_CORETYPE`` chooses another), the range over the
   committed runs of its time as a ratio to the floors, at one BLAS thread and at the BLAS's default
   count, its target, its peak memory, and a caption naming the machine, the dates, the number of runs
-  and the load average;
+  of each kernel and the load average;
 - ``train`` (:func:`train_table`): the seconds of one training step at the authors' main setting (their expts.md) and where
   they go, as ranges over the committed runs.
 
@@ -52,8 +53,10 @@ FORWARD_COLUMNS = ENVIRONMENT + ("setting", "blas_threads", "n", "d", "k", "laye
 FORWARD_CONTENDERS = {
     "minimal Lloyd": "minimal NumPy Lloyd (the floor)",
     "minimal soft step, 1e4": "minimal soft step at γ = 1e4 (the second floor)",
-    "lloyd": "`kmt_ref.lloyd` (trace and objective included)",
+    "lloyd": "`kmt_ref.lloyd` (the trace; its objective computed when first read)",
+    "lloyd, objective read": "`kmt_ref.lloyd(...).objective` (the objective of every step read)",
     "transformer, gamma = inf": "`kmeans_transformer`, γ = ∞",
+    "transformer, gamma = inf, objective read": "`kmeans_transformer(...).objective`, γ = ∞",
     "authors' circuit, 1e4": "authors' circuit, γ = 1e4 (`center_update=\"linear\"`)",
 }
 LLOYD_FLOOR, SOFT_FLOOR, CIRCUIT = "minimal Lloyd", "minimal soft step, 1e4", "authors' circuit, 1e4"
@@ -194,7 +197,8 @@ def _same(path, timed, columns):
 
 
 def _forward_runs(path):
-    """``(path, {date: {(setting, contender): row}}, sizes, memory rows)`` of a forward results file, checked."""
+    """``(path, {date: {(setting, contender): row}}, sizes, memory rows)`` of a forward results file, checked
+    (each run on one BLAS kernel, ``blas_kernel``)."""
     path, rows = _read(path, FORWARD_COLUMNS)
     runs, memory, timed = {}, [], []
     for line, r in rows:
@@ -225,6 +229,9 @@ def _forward_runs(path):
         missing = [f"{s}/{c}" for s in SETTINGS for c in FORWARD_CONTENDERS if (s, c) not in run]
         if missing:
             raise ValueError(f"{path}: run {date} has no rows for {', '.join(missing)}")
+        kernels = sorted({r["blas_kernel"] for r in run.values()})
+        if len(kernels) != 1:
+            raise ValueError(f"{path}: run {date} ran on the BLAS kernels {kernels}; a run is on one kernel")
     sizes = _same(path, timed, ("n", "d", "k", "layers", "repeat"))
     return path, runs, sizes, memory
 
@@ -240,15 +247,22 @@ def _target_cell(name, rows):
     return f"≤ {target:g}×: {verdict}"
 
 
+def _kernel(run):
+    return next(iter(run.values()))["blas_kernel"]
+
+
 def forward_table(path=FORWARD_CSV):
-    """The forward-pass table of docs/PERFORMANCE.md from ``path`` (default: the committed runs)."""
+    """The forward-pass table of docs/PERFORMANCE.md from ``path`` (default: the committed runs), a row per
+    contender and BLAS kernel."""
     path, runs, sizes, memory = _forward_runs(path)
     rows = [r for run in runs.values() for r in run.values()]
     threads = {s: _span([r["blas_threads"] for r in rows if r["setting"] == s], 0) for s in SETTINGS}
     layers = sizes["layers"]
+    kernels = sorted({_kernel(run) for run in runs.values()})
+    by_kernel = {kernel: [run for run in runs.values() if _kernel(run) == kernel] for kernel in kernels}
 
-    def cell(name, setting):
-        rs = [run[setting, name] for run in runs.values()]
+    def cell(name, setting, kernel):
+        rs = [run[setting, name] for run in by_kernel[kernel]]
         if name == LLOYD_FLOOR:
             return (f"CPU {_span([r['cpu_ms'] / layers for r in rs], 1)}; wall "
                     f"{_span([r['wall_ms'] / layers for r in rs], 1)} ms per iteration")
@@ -259,27 +273,33 @@ def forward_table(path=FORWARD_CSV):
                      f"wall {_span([r['wall_x_soft_floor'] for r in rs], unit='×')}**")
         return text
 
-    def peak(name):
-        values = [r["peak"] for r in rows if r["contender"] == name and r["peak"] is not None]
+    def peak(name, kernel):
+        dates = {r["date"] for run in by_kernel[kernel] for r in run.values()}
+        values = [r["peak"] for r in rows if r["contender"] == name and r["peak"] is not None and r["date"] in dates]
         text = _span(values, 1) if values else "not measured"
-        if name == "transformer, gamma = inf" and memory:
-            ns = sorted({r["n"] for r in memory})
-            text += (f"; {_span([r['peak'] for r in memory], 1)} at n = {', '.join(f'{n:,}' for n in ns)} "
-                     f"({_span([r['layers'] for r in memory], 0)} layers)")
+        scaling = [r for r in memory if r["date"] in dates]
+        if name == "transformer, gamma = inf" and scaling:
+            ns = sorted({r["n"] for r in scaling})
+            text += (f"; {_span([r['peak'] for r in scaling], 1)} at n = {', '.join(f'{n:,}' for n in ns)} "
+                     f"({_span([r['layers'] for r in scaling], 0)} layers)")
         return text
 
-    lines = [f"| what | 1 BLAS thread | {threads['default']} BLAS threads (the default) | target, "
+    lines = [f"| what | BLAS kernel | 1 BLAS thread | {threads['default']} BLAS threads (the default) | target, "
              f"as a ratio to the Lloyd floor | peak memory, × n(d+k) floats (target ≤ {MEMORY_TARGET}) |",
-             "|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|"]
     for name, label in FORWARD_CONTENDERS.items():
-        lines.append(f"| {label} | {cell(name, '1')} | {cell(name, 'default')} | "
-                     f"{_target_cell(name, [run[s, name] for run in runs.values() for s in SETTINGS])} | {peak(name)} |")
+        for kernel in kernels:
+            target = _target_cell(name, [run[s, name] for run in by_kernel[kernel] for s in SETTINGS])
+            lines.append(f"| {label} | {kernel} | {cell(name, '1', kernel)} | {cell(name, 'default', kernel)} | "
+                         f"{target} | {peak(name, kernel)} |")
     loads = [r["load1"] for r in rows]
+    each = "; ".join(f"{kernel}: {_runs(len(rs))}, load {_span([r['load1'] for run in rs for r in run.values()])}"
+                     for kernel, rs in by_kernel.items())
     lines += ["", f"{_runs(len(runs))} of `python benchmarks/bench_forward.py --repeat {sizes['repeat']}` "
               f"(n = {sizes['n']:,}, d = {sizes['d']}, k = {sizes['k']}, {layers} layers; each thread count in a "
               f"process of its own), {_dates(rows)} (UTC), on {_machine(rows)}; the 1-minute load average when "
-              f"each measurement started: {_span(loads)} (the machine is shared: other jobs ran alongside). "
-              f"Ratios are the range over the runs of each run's median per-round ratio; "
+              f"each measurement started: {_span(loads)} (the machine is shared: other jobs ran alongside); "
+              f"per kernel ({each}). Ratios are the range over the runs of each run's median per-round ratio; "
               f"peak memory from tracemalloc."]
     return "\n".join(lines)
 

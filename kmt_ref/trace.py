@@ -5,11 +5,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .columns import _ArgminScratch, _scratch
 from .frame import data_frame
 from .validation import as_points
 
 __all__ = [
     "ClusteringTrace",
+    "DeferredObjective",
     "kmeans_objective",
     "assign",
     "log_objective",
@@ -19,12 +21,21 @@ __all__ = [
     "argmax_columns",
     "frame_objective",
     "query_chunks",
+    "squared_norms",
     "CHUNK",
 ]
 
-#: points per block in :func:`nearest_labels` and :func:`frame_objective`: a (k, CHUNK) block of
-#: squared distances stays in the processor's cache (the products come in larger blocks: PRODUCT_ENTRIES)
+#: points per block of :func:`frame_objective` (whose sum of the blocks' terms fixes its last bits), of
+#: the argmax of :func:`argmax_columns`, and the unit of the product blocks (PRODUCT_ENTRIES)
 CHUNK = 2048
+
+#: bytes of one block of squared distances in :func:`distance_blocks` (the widest block of at most this
+#: many bytes, between CHUNK and 8 CHUNK points: :func:`distance_width`). Measured at one thread on a 2-core
+#: AMD EPYC (1 MB L2 cache per core), n = 100,000, d = 16, k = 16, OpenBLAS's Haswell and SkylakeX kernels,
+#: five alternating rounds on a loaded machine: the labels of :func:`nearest_labels` took 7.1-8.1 ms in
+#: blocks of 2,048 points (256 kB) and 5.1-6.5 ms in blocks of 8,192 (1 MB): each block costs a dozen
+#: NumPy calls, and the block stays in the L2 cache
+BLOCK_BYTES = 2**20
 
 #: entries of one matrix product of :func:`distance_blocks` (:func:`product_blocks`), 16 MB: few
 #: and large products, because a threaded BLAS splits each one over its threads and waits for them
@@ -47,7 +58,11 @@ class ClusteringTrace:
     objective : ndarray, shape (T+1,)
         ``sum_i min_j ||x_i - c_j||^2`` for ``centers[t]``, in data units. For
         data near the ends of float64's range it can overflow to ``inf`` (or
-        underflow to 0), while :attr:`log_objective` stays finite.
+        underflow to 0), while :attr:`log_objective` stays finite. May be
+        given as a :class:`DeferredObjective`: it is then computed when
+        :attr:`objective` or :attr:`log_objective` is first read (the same
+        numbers; :func:`kmt_ref.lloyd` and the transformers defer it, so that
+        a run whose objective nobody reads does not pay for it).
     assignments : ndarray, shape (k, n) or None
         Final assignment block Y (one-hot, or soft responsibilities).
     one_hot : ndarray of int, shape (T,) or None
@@ -73,13 +88,65 @@ class ClusteringTrace:
     log_objective: np.ndarray = None
 
     def __post_init__(self):
-        if self.log_objective is None:
+        if self.__dict__["_deferred"] is None and self.log_objective is None:
             self.log_objective = log_objective(self.objective)
 
     @property
     def n_steps(self):
         """T, the number of iterations (layers)."""
         return self.labels.shape[0]
+
+
+def _objective_property(name):
+    """``objective`` or ``log_objective`` of :class:`ClusteringTrace`: a field whose value a
+    :class:`DeferredObjective` computes when it is first read."""
+    key = "_" + name
+
+    def resolve(trace):
+        deferred = trace.__dict__.get("_deferred")
+        if deferred is not None:
+            trace.__dict__["_deferred"] = None
+            J, log_J = deferred()
+            trace.__dict__["_objective"] = J
+            if trace.__dict__.get("_log_objective") is None:
+                trace.__dict__["_log_objective"] = log_J
+
+    def get(trace):
+        resolve(trace)
+        return trace.__dict__.get(key)
+
+    def put(trace, value):
+        if name == "objective" and isinstance(value, DeferredObjective):
+            trace.__dict__["_deferred"], value = value, None
+        elif value is None and trace.__dict__.get("_deferred") is not None:
+            return  # log_objective=None (the default) while the objective is deferred: derived when it is computed
+        else:
+            resolve(trace)  # a deferred objective is computed before either is replaced
+            trace.__dict__.setdefault("_deferred", None)
+        trace.__dict__[key] = value
+
+    return property(get, put, doc=f"See :class:`ClusteringTrace` ({name}).")
+
+
+ClusteringTrace.objective = _objective_property("objective")
+ClusteringTrace.log_objective = _objective_property("log_objective")
+
+
+class DeferredObjective:
+    """The objective of a trace's centers, computed when the trace's objective is first read.
+
+    ``frame_objective(X, centers[t], labels[t], x_sq)`` for each t (``labels[t]`` None: the nearest
+    centers are searched), in ``frame``, read out of it: ``(objective, log_objective)``, the numbers
+    :func:`frame_objective` gives at once. The caller hands over arrays that nothing writes any more
+    (copies of what the trace shows: a user may write into a trace's arrays).
+    """
+
+    def __init__(self, X, centers, labels, frame, x_sq=None):
+        self.X, self.centers, self.labels, self.frame, self.x_sq = X, centers, labels, frame, x_sq
+
+    def __call__(self):
+        J = np.array([frame_objective(self.X, C, l, self.x_sq) for C, l in zip(self.centers, self.labels)])
+        return self.frame.objective(J), self.frame.log_objective(J)
 
 
 def squared_distances(X, C):
@@ -148,12 +215,13 @@ def product_blocks(n, k):
 
 
 def nearest_labels(X, C, x_sq=None, objective=False):
-    """The labels of :func:`nearest_center`, computed CHUNK points at a time.
+    """The labels of :func:`nearest_center`, computed block by block.
 
     Every squared distance is the expression of :func:`squared_distances`
     (``(||x||^2 + ||c||^2) - 2 c.x``, the same operations in the same order),
-    but the (k, n) matrix is never formed: memory O(k CHUNK) for the distances,
-    each block of them in cache, and O(min(k n, PRODUCT_ENTRIES + k CHUNK))
+    but the (k, n) matrix is never formed: memory O(k CHUNK) for the distances
+    (:func:`distance_width` points at a time, a block of at most BLOCK_BYTES
+    bytes when k <= BLOCK_BYTES / (8 CHUNK) = 64, in cache), and O(min(k n, PRODUCT_ENTRIES + k CHUNK))
     for the products ``c.x`` (at least CHUNK points per product, so more than
     PRODUCT_ENTRIES when k > PRODUCT_ENTRIES / CHUNK = 1024), taken in the
     larger blocks of :func:`product_blocks` (:func:`distance_blocks`). A BLAS
@@ -171,28 +239,19 @@ def nearest_labels(X, C, x_sq=None, objective=False):
     x_sq : ndarray, shape (n,), optional
         ``np.sum(X * X, axis=0)`` if already at hand (an iteration over fixed X).
     objective : bool
-        Also return :func:`frame_objective` of C, computed block by block while
-        the block of X is in cache.
+        Also return :func:`frame_objective` of C, from these labels.
 
     Returns
     -------
     labels : ndarray of int, shape (n,)
     J : float (only with ``objective=True``)
     """
-    (d, n), k = X.shape, C.shape[1]
+    n, k = X.shape[1], C.shape[1]
     labels = np.empty(n, dtype=np.intp)
-    width = min(n, CHUNK + 1)
-    diff, hit = np.empty(d * width), np.empty(k * width, dtype=bool)  # one block each
-    rank = _rank(k)
-
-    def block_terms():  # labels block by block, and each block's objective while it is in cache
-        for a, b, Db in distance_blocks(X, C, x_sq):
-            labels[a:b] = _argmin_columns(Db, _scratch(hit, k, b - a), rank)
-            if objective:
-                yield _block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a))
-
-    J = _add_in_order(block_terms())
-    return (labels, J) if objective else labels
+    scratch = _ArgminScratch(k, min(n, distance_width(k) + 1))
+    for a, b, Db in distance_blocks(X, C, x_sq):
+        labels[a:b] = scratch.argmin(Db)
+    return (labels, frame_objective(X, C, labels)) if objective else labels
 
 
 def block_products(K, Q):
@@ -211,8 +270,19 @@ def block_products(K, Q):
     return out
 
 
+def distance_width(k):
+    """Points per block of :func:`distance_blocks` for ``k`` centers: ``BLOCK_BYTES / (8 k)``, within [CHUNK, 8 CHUNK].
+
+    (A last block of one point joins the one before: a block has at most this many points plus one.)
+    The blocks only bound the elementwise work: every number :func:`distance_blocks` yields, and the
+    argmin of every column, is the same whatever the width (the products are taken in the blocks of
+    :func:`product_blocks`, which do not depend on it).
+    """
+    return max(CHUNK, min(8 * CHUNK, BLOCK_BYTES // (8 * max(1, k))))
+
+
 def distance_blocks(X, C, x_sq=None):
-    """The squared distances of :func:`nearest_labels`, CHUNK points at a time: yields ``(a, b, D)``.
+    """The squared distances of :func:`nearest_labels`, block by block: yields ``(a, b, D)``.
 
     ``D`` (k, b - a) holds ``(||x_i||^2 + ||c_j||^2) - 2 c_j.x_i`` for the
     points ``a <= i < b`` (the expression of :func:`squared_distances`, the
@@ -220,7 +290,7 @@ def distance_blocks(X, C, x_sq=None):
     next step overwrites: use it, or copy it, before asking for the next. The
     products ``c.x`` are taken one per block of :func:`product_blocks` (a few
     large products, which a threaded BLAS splits over its threads), the rest
-    CHUNK points at a time in cache. The
+    :func:`distance_width` points at a time in cache. The
     one function that computes these numbers for :func:`nearest_labels` and
     for the finite-gamma softmax of the exact layer
     (:mod:`kmt_ref.core.exact.layer`), so that the argmin of its scores is
@@ -230,12 +300,13 @@ def distance_blocks(X, C, x_sq=None):
     c_sq = np.sum(C * C, axis=0)[:, None]  # (k, 1)
     CT = C.T  # (k, d), a view: the operand the plain path passes (a copy can take another BLAS kernel, e.g. for one point)
     blocks = list(product_blocks(n, k))
-    D = np.empty(k * min(n, CHUNK + 1))  # one block
+    width = distance_width(k)
+    D = np.empty(k * min(n, width + 1))  # one block
     cross = np.empty(k * max((b - a for a, b in blocks), default=0))  # one product (none for n = 0)
     for pa, pb in blocks:
         crossp = _scratch(cross, k, pb - pa)
         np.matmul(CT, X[:, pa:pb], out=crossp)  # c . x, one product per block of product_blocks
-        for a, b in _chunks(pb - pa):
+        for a, b in _chunks(pb - pa, width):
             a, b = pa + a, pa + b
             Db, crossb, Xb = _scratch(D, k, b - a), crossp[:, a - pa : b - pa], X[:, a:b]
             xb_sq = np.sum(Xb * Xb, axis=0) if x_sq is None else x_sq[a:b]  # (b - a,) the same numbers, in cache
@@ -246,15 +317,25 @@ def distance_blocks(X, C, x_sq=None):
             yield a, b, Db
 
 
-def _scratch(buf, rows, m):
-    """A contiguous (rows, m) array in the flat buffer ``buf`` (a column slice of a 2-D buffer is not)."""
-    return buf[: rows * m].reshape(rows, m)
+def squared_norms(X):
+    """``np.sum(X * X, axis=0)`` (n,) for X (d, n), CHUNK columns at a time: the same numbers, memory O(d CHUNK).
+
+    NumPy sums along axis 0 of a block of two or more columns one row after the other, each column on
+    its own, so a block's sums are those of the whole array (:func:`_chunks` makes no block of one
+    column, whose sum NumPy would take pairwise); :func:`distance_blocks` computes them block by block
+    when not given them (tests/core/test_exact_layer.py compares the three).
+    """
+    out = np.empty(X.shape[1])
+    for a, b in _chunks(X.shape[1]):
+        Xb = X[:, a:b]
+        np.sum(Xb * Xb, axis=0, out=out[a:b])
+    return out
 
 
 def argmax_columns(A, count_one_hot=False):
     """``np.argmax(A, axis=0)`` (ties: the lowest index) for A (k, n), CHUNK columns at a time.
 
-    The same index as ``np.argmax``, computed as :func:`_argmin_columns` does
+    The same index as ``np.argmax``, computed as :class:`kmt_ref.columns._ArgminScratch` computes the argmin
     (the maximum of each column, the mask of its entries equal to it, the
     lowest row in the mask; a block with a NaN column is left to ``np.argmax``).
 
@@ -266,45 +347,16 @@ def argmax_columns(A, count_one_hot=False):
     """
     k, n = A.shape
     out = np.empty(n, dtype=np.intp)
-    hit = np.empty(k * min(n, CHUNK + 1), dtype=bool)
+    scratch = _ArgminScratch(k, min(n, CHUNK + 1))
     count, small = 0, np.int16 if k < 2**15 else np.int64
     for a, b in _chunks(n):
         B = A[:, a:b]
         best = np.max(B, axis=0)
-        out[a:b] = _first_equal(B, best, _scratch(hit, k, b - a), _rank(k), np.argmax)
+        out[a:b] = scratch.first_equal(B, best, np.argmax)
         if count_one_hot:
-            nonzero = np.not_equal(B, 0.0, out=_scratch(hit, k, b - a)).sum(axis=0, dtype=small)
+            nonzero = np.not_equal(B, 0.0, out=_scratch(scratch.hit, k, b - a)).sum(axis=0, dtype=small)
             count += int(np.count_nonzero((nonzero == 1) & (best == 1.0)))
     return (out, count) if count_one_hot else out
-
-
-def _rank(k):
-    """``k, k-1, ..., 1`` as a column (a small integer type)."""
-    return (k - np.arange(k, dtype=np.int64))[:, None].astype(np.int16 if k < 2**15 else np.int64)
-
-
-def _first_equal(D, best, hit, rank, fallback):
-    """The lowest row of each column of D equal to ``best`` (its extreme); ``fallback(D, axis=0)`` if one has none."""
-    np.equal(D, best, out=hit)
-    top = np.max(hit * rank, axis=0)  # (m,) k - (lowest row attaining the extreme)
-    if not top.all():  # a NaN column
-        return fallback(D, axis=0)
-    return D.shape[0] - top
-
-
-def _argmin_columns(D, hit, rank):
-    """``np.argmin(D, axis=0)`` (ties: the lowest index) for a (k, m) block, three times faster.
-
-    ``np.argmin`` along the short axis 0 walks each column with a stride; the
-    minimum along it is vectorised across columns. So: the minimum ``mu`` of
-    each column, the mask ``D == mu`` (``hit``), and the lowest row of each
-    column in the mask as ``k - max_j (hit_j (k - j))`` (``rank`` holds
-    ``k - j``): the same index as ``np.argmin`` whenever every column has a
-    minimum it equals. A column holding a NaN has none (the minimum is NaN,
-    which equals nothing); then the block is left to ``np.argmin``, which
-    returns the first NaN.
-    """
-    return _first_equal(D, np.min(D, axis=0), hit, rank, np.argmin)
 
 
 def _block_objective(Xb, C, labels, out):

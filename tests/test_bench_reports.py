@@ -65,9 +65,26 @@ FORWARD_CASES = {
                             "differ in n"),
     "a memory row without its peak": (lambda rows: _edit(rows, "peak", "", _contender(br.MEMORY_SCALING)),
                                       "without its peak"),
+    "a run on two kernels": (lambda rows: _edit(rows, "blas_kernel", "Nehalem"), "ran on the BLAS kernels"),
     "no rows": (lambda rows: rows[:1], "no rows"),
     "empty": (lambda rows: [], "empty"),
 }
+
+
+def test_forward_table_has_a_row_per_contender_and_kernel(tmp_path):
+    """Runs on another kernel (here: the committed runs with their kernel renamed) get rows of their own."""
+    rows = _rows(br.FORWARD_CSV)
+    i = rows[0].index("blas_kernel")
+    other = [rows[0]] + [r[:i] + ["Nehalem"] + r[i + 1:] for r in rows[1:]]
+    date = rows[0].index("date")
+    other = other[:1] + [r[:date] + ["1999" + r[date][4:]] + r[date + 1:] for r in other[1:]]  # other runs
+    path = _write(tmp_path / "two.csv", rows + other[1:])
+    table = br.forward_table(path)
+    kernels = sorted({r[i] for r in rows[1:]} | {"Nehalem"})
+    body = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| what")]
+    assert len(body) == len(br.FORWARD_CONTENDERS) * len(kernels)
+    assert [line.split(" | ")[1] for line in body] == kernels * len(br.FORWARD_CONTENDERS)
+    assert "Nehalem: " in table.splitlines()[-1]
 
 
 def test_a_copy_of_the_committed_runs_gives_the_same_table(tmp_path):

@@ -23,7 +23,7 @@ MAX_LINES = 550
 
 #: layer of each module (by dotted prefix, longest match wins); a module may import its own layer or lower ones
 LAYERS = {
-    "kmt_ref.validation": 0, "kmt_ref.output_paths": 0, "kmt_ref.score_checks": 0, "kmt_ref.frame": 0,
+    "kmt_ref.validation": 0, "kmt_ref.output_paths": 0, "kmt_ref.score_checks": 0, "kmt_ref.frame": 0, "kmt_ref.columns": 0,
     "kmt_ref.trace": 0, "kmt_ref.data": 0, "kmt_ref._compat": 0, "kmt_ref.progress": 0, "kmt_ref.blas": 0,
     "kmt_ref.core": 1,
     "kmt_ref.algorithms": 2,

@@ -39,7 +39,8 @@ import numpy as np
 from ..core.attention import Block, Sublayer
 from ..core.tokens import Embedding, prepare, projector, run_layers
 from ..frame import Frame, data_frame
-from ..trace import ClusteringTrace, frame_objective, nearest_labels
+from ..columns import segment_sums
+from ..trace import ClusteringTrace, DeferredObjective, frame_objective, nearest_labels, squared_norms
 from ..validation import as_centers, as_points, check_choice, check_count, check_gamma, check_rng
 
 __all__ = [
@@ -82,7 +83,7 @@ def cluster_means(X, labels, C_prev):
     """
     k = C_prev.shape[1]
     counts = np.bincount(labels, minlength=k)  # (k,)
-    sums = np.stack([np.bincount(labels, weights=row, minlength=k) for row in X])  # (d, k)
+    sums = segment_sums(X, labels, k)  # (d, k) in index order, as np.bincount sums
     C = C_prev.copy()
     nonempty = counts > 0
     # + 0.0: a mean that rounds to -0.0 is +0.0, as the circuits' residual update (c - c) + mu gives it
@@ -182,16 +183,17 @@ def lloyd(X, C0, n_iter, empty="keep", rng=None):
     elif rng is not None:
         raise ValueError(f"rng is used by empty='reseed' only, got empty={empty!r} and rng={rng!r}")
     n_empty = np.zeros(n_iter, dtype=np.intp)
-    x_sq = np.sum(X * X, axis=0)  # (n,) fixed: computed once
-    J = np.empty(n_iter + 1)  # the objective of each centers[t], in the frame
-    for t in range(n_iter):  # lloyd_step, with the objective of C computed alongside its labels
-        labels[t], J[t] = nearest_labels(X, C, x_sq, objective=True)
+    x_sq = squared_norms(X)  # (n,) fixed: computed once
+    for t in range(n_iter):  # lloyd_step
+        labels[t] = nearest_labels(X, C, x_sq)
         C, counts = cluster_means(X, labels[t], C)
         if empty == "reseed":
             C = reseed_empty(X, C, counts, rng)
         n_empty[t] = np.sum(counts == 0)
         centers[t + 1] = C
-    J[n_iter] = frame_objective(X, C)
+    # the objective of each centers[t] from its labels (the last one's searched), when first read: copies of
+    # what the trace shows (X in the frame is this function's own)
+    J = DeferredObjective(X, centers.copy(), list(labels.copy()) + [None], frame, x_sq)
     return finish_trace(X, centers, labels, {"empty": empty, "n_empty": n_empty}, frame, objective=J)
 
 
@@ -233,11 +235,14 @@ def finish_trace(X, centers, labels, info, frame, objective=None):
     """A :class:`ClusteringTrace` in data units, with the k-means objective of every ``centers[t]``.
 
     ``X`` and ``centers`` are in ``frame``; the trace's centers and objective
-    are read out of it (:meth:`~kmt_ref.frame.Frame.from_frame`). ``objective``
-    (T+1,), if given, is :func:`~kmt_ref.trace.frame_objective` of each
-    ``centers[t]``, already computed (as :func:`lloyd` does, alongside its labels).
+    are read out of it (:meth:`~kmt_ref.frame.Frame.from_frame`). ``objective``,
+    if given, is a :class:`~kmt_ref.trace.DeferredObjective` of these centers
+    (as :func:`lloyd` gives, from its labels); otherwise
+    :func:`~kmt_ref.trace.frame_objective` of each ``centers[t]`` is computed here.
     """
-    J = np.array([frame_objective(X, C) for C in centers]) if objective is None else objective  # (T+1,)
+    if objective is not None:
+        return ClusteringTrace(centers=frame.read_out(centers), labels=labels, objective=objective, info=info)
+    J = np.array([frame_objective(X, C) for C in centers])  # (T+1,)
     return ClusteringTrace(centers=frame.read_out(centers), labels=labels, objective=frame.objective(J),
                            info=info, log_objective=frame.log_objective(J))
 

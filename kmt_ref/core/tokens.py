@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..frame import Frame, data_frame
-from ..trace import ClusteringTrace, argmax_columns, frame_objective
+from ..trace import ClusteringTrace, DeferredObjective, argmax_columns, squared_norms
 from ..validation import as_centers, as_points, check_count
 from .attention import Sublayer, layer_forward
 from .exact import Memo, one_hot_columns
@@ -281,11 +281,17 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
         centers[t + 1] = emb.centers(Cbar)
     frame = frame or Frame(np.zeros(d), 0)
     known = [nearest_readout and t < n_layers and one_hot[t] == n for t in range(n_layers + 1)]
-    x_sq = np.sum(X * X, axis=0)  # (n,) once for every search (nearest_labels computes the same numbers)
-    found = [nearest[t] if nearest[t] is not None else labels[t] if known[t] else None for t in range(n_layers + 1)]
-    J = np.array([frame_objective(X, centers[t], found[t], x_sq) for t in range(n_layers + 1)])  # (T+1,) in the frame
+    found = [nearest[t] if nearest[t] is not None else labels[t].copy() if known[t] else None
+             for t in range(n_layers + 1)]
+    # the objective of each centers[t] (in the frame), computed when first read, on arrays nothing else writes:
+    # the data rows of this loop's own tokens when they hold X (no block writes them, and the trace shows only
+    # their y rows), else a copy of X; the search's x_sq, kept with them
+    x_kept = not record and x_rows is not None and (x_kept or (x_kept is None and np.array_equal(Xbar[x_rows], X)))
+    X_obj = Xbar[x_rows] if x_kept else X.copy()
+    sq = memo.get("sqnorms", Xbar, x_rows) if x_kept else None
+    J = DeferredObjective(X_obj, centers.copy(), found, frame, squared_norms(X_obj) if sq is None else sq)
     Y_final = emb.assignments(Xbar) if n_layers else None
     return ClusteringTrace(
-        centers=frame.read_out(centers), labels=labels, objective=frame.objective(J), assignments=Y_final,
-        one_hot=one_hot, layers=records, log_objective=frame.log_objective(J),
+        centers=frame.read_out(centers), labels=labels, objective=J, assignments=Y_final,
+        one_hot=one_hot, layers=records,
     )

@@ -426,3 +426,53 @@ def test_kept_centers_keep_their_value_and_sign(fn):
     np.testing.assert_array_equal(tr.centers[:, 0, 0], 0.1)
     tr = fn([[1.0, 2.0]], [[1.5, -0.0]], 2)  # the second cluster stays empty
     assert all(np.signbit(tr.centers[:, 0, 1]))
+
+
+@pytest.mark.parametrize("run", ["lloyd", "transformer", "transformer, record"])
+@pytest.mark.parametrize("scale", [1.0, 2.0**-1060, 1e300])
+def test_the_deferred_objective_is_the_objective_whatever_is_written_into_the_trace(run, scale):
+    """lloyd and the transformers compute the objective when it is first read (trace.DeferredObjective):
+    the numbers of frame_objective, log_objective too (finite where the objective itself under- or
+    overflows), whichever is read first, after the trace's arrays were overwritten, and after pickling."""
+    import pickle
+
+    from kmt_ref import kmeans_transformer, kmeans_objective
+    from kmt_ref.frame import data_frame
+    from kmt_ref.algorithms.lloyd import cluster_means
+    from kmt_ref.trace import DeferredObjective, frame_objective, nearest_labels
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 5, (2, 300)).astype(float) * scale  # ties
+    C0 = X[:, :4].copy()
+    make = {"lloyd": lambda: lloyd(X, C0, 3), "transformer": lambda: kmeans_transformer(X, C0, 3),
+            "transformer, record": lambda: kmeans_transformer(X[:, :40], C0, 3, record=True)}[run]
+    Xr = X if run != "transformer, record" else X[:, :40]
+    frame = data_frame(Xr, C0)
+    Xf, C = frame.to_frame(Xr), frame.to_frame(C0)
+    J = [frame_objective(Xf, C)]
+    for _ in range(3):  # the objective computed at once, step by step in the frame (the transformer: Lloyd's centers)
+        C = cluster_means(Xf, nearest_labels(Xf, C), C)[0]
+        J.append(frame_objective(Xf, C))
+    J = np.array(J)
+    first = make()
+    assert isinstance(first.__dict__["_deferred"], DeferredObjective)  # nothing computed yet
+    for read_log_first in (False, True):
+        trace = make()
+        centers = trace.centers.copy()
+        trace.labels[...] = 0
+        trace.centers[...] = 7.0
+        if trace.assignments is not None:
+            trace.assignments[...] = 0.0
+        if trace.layers:
+            for record in trace.layers:
+                for value in vars(record).values():
+                    if isinstance(value, np.ndarray) and value.dtype == float:
+                        value[...] = 5.0
+        trace = pickle.loads(pickle.dumps(trace)) if read_log_first else trace
+        log = trace.log_objective if read_log_first else None
+        assert trace.objective.tobytes() == frame.objective(J).tobytes()
+        assert trace.log_objective.tobytes() == frame.log_objective(J).tobytes()
+        assert log is None or log.tobytes() == trace.log_objective.tobytes()
+        assert np.isfinite(trace.log_objective[J > 0]).all()
+        if scale == 1.0:
+            assert trace.objective[0] == kmeans_objective(Xr, centers[0])

@@ -50,9 +50,11 @@ def test_exact_layer_equals_the_plain_path(name, X, C0, gamma, center_update, ga
     if gamma == np.inf and gamma_reset == np.inf and np.unique(X, axis=1).shape[1] == X.shape[1]:
         # what makes the gamma = inf layer fast on distinct points: the reset is the identity, so y is
         # reset to +0 and receives exactly e_l (with duplicates, block 2 averages and neither fact is known)
-        assert {kind for kind, *_ in memo} == {"hot", "distinct", "nearest"}
+        assert {kind for kind, *_ in memo} == {"hot", "distinct", "nearest", "sqnorms"}
     if gamma < np.inf and C0.shape[1] <= 7:  # finite-gamma block 1 (in one query chunk) finds the nearest centers
         assert "nearest" in {kind for kind, *_ in memo}
+    if gamma < np.inf and center_update == "linear":  # the softmax of block 1 keeps its queries' norms too
+        assert "sqnorms" in {kind for kind, *_ in memo}
 
 
 def assert_facts_hold(memo, t):
@@ -62,6 +64,9 @@ def assert_facts_hold(memo, t):
         elif kind == "nearest":
             labels, keys = value
             np.testing.assert_array_equal(labels, nearest_labels(Z[list(rows)], keys), err_msg=f"layer {t + 1}")
+        elif kind == "sqnorms":  # bit for bit, the signs of zero included
+            Q = Z[list(rows)]
+            assert value.tobytes() == np.sum(Q * Q, axis=0).tobytes(), f"layer {t + 1}"
         else:
             assert kind == "distinct"
             first, _ = duplicate_groups(Z[list(rows)])
@@ -201,20 +206,85 @@ def test_nearest_labels_of_no_points_is_empty():
 
 
 def test_argmin_columns_is_numpys_argmin():
-    """The lowest index of each column's minimum, ties and NaN columns included (trace._argmin_columns)."""
-    from kmt_ref.trace import _argmin_columns
+    """The lowest index of each column's minimum, ties and NaN columns included (columns._argmin_columns)."""
+    from kmt_ref.columns import _argmin_columns
 
     rng = np.random.default_rng(0)
-    for k in (1, 2, 5, 40):
+    for k in (1, 2, 5, 40, 127, 128, 300):  # the ranks in int8 up to k = 127, then int16
         D = rng.integers(0, 3, (k, 300)).astype(float)  # many ties
         D[:, 7] = 0.0  # all tied
         D[-1, 8] = -0.0  # -0.0 ties with 0.0
+        D[-1, 9], D[:-1, 9] = 0.0, 1.0  # the last row alone attains the minimum
         for nan_col in (None, 11):
             if nan_col is not None:
                 D[k // 2, nan_col] = np.nan
-            rank = (k - np.arange(k))[:, None].astype(np.int16)
-            got = _argmin_columns(D, np.empty(D.shape, bool), rank)
+            got = _argmin_columns(D)
             np.testing.assert_array_equal(got, np.argmin(D, axis=0))
+
+
+@pytest.mark.parametrize("k", [1, 3, 16, 200])
+def test_distance_blocks_do_not_depend_on_their_width(k, monkeypatch):
+    """The width of distance_blocks' blocks (trace.distance_width, set by BLOCK_BYTES) bounds the elementwise
+    work only: the squared distances, nearest_labels (ties included) and the objective are the same numbers
+    at the narrowest width (CHUNK), the widest (8 CHUNK) and between, over several product blocks."""
+    from kmt_ref import trace
+
+    rng = np.random.default_rng(k)
+    n = 3 * 8 * CHUNK + 1  # a last block of one point, joined to the one before
+    X = rng.integers(0, 4, (2, n)).astype(float)  # a small grid: many exact ties
+    C = X[:, rng.choice(n, k)] if k <= 16 else rng.integers(0, 4, (2, k)).astype(float)
+    monkeypatch.setattr(trace, "PRODUCT_ENTRIES", 5 * CHUNK * k)  # product blocks of 5 CHUNK points
+    results = []
+    for block_bytes in (1, 8 * CHUNK * k * 3 // 2, 2**40):
+        monkeypatch.setattr(trace, "BLOCK_BYTES", block_bytes)
+        width = trace.distance_width(k)
+        assert CHUNK <= width <= 8 * CHUNK
+        D = np.concatenate([Db.copy() for _, _, Db in trace.distance_blocks(X, C)], axis=1)
+        labels, J = trace.nearest_labels(X, C, objective=True)
+        results.append((width, D, labels, J))
+    assert len({r[0] for r in results}) == 3
+    for _, D, labels, J in results[1:]:
+        np.testing.assert_array_equal(D, results[0][1])
+        np.testing.assert_array_equal(labels, results[0][2])
+        assert J == results[0][3]
+    np.testing.assert_array_equal(results[0][2], np.argmin(results[0][1], axis=0))
+
+
+@pytest.mark.parametrize("d,n", [(1, 1), (20, 1), (20, 2), (3, CHUNK + 1), (33, 2 * CHUNK + 5), (9, 3 * CHUNK)])
+def test_squared_norms_are_distance_blocks_own(d, n):
+    """trace.squared_norms (CHUNK columns at a time) gives the numbers of np.sum(X * X, axis=0) on the whole
+    array and of distance_blocks' own block-by-block sums (the distances with and without x_sq agree), also
+    on a row view of a token array and for d >= 8, where a sum along a contiguous axis would be pairwise."""
+    from kmt_ref.trace import distance_blocks, squared_norms
+
+    rng = np.random.default_rng(d * n)
+    Z = rng.standard_normal((d + 4, n)) * np.exp2(rng.integers(-30, 30, (d + 4, n)))
+    X = Z[2 : d + 2]  # a view of rows, as block 1's queries
+    x_sq = squared_norms(X)
+    np.testing.assert_array_equal(x_sq, np.sum(X * X, axis=0))
+    C = X[:, : min(n, 3)] * 0.5
+    for (_, _, D1), (_, _, D2) in zip(distance_blocks(X, C), distance_blocks(X, C, x_sq)):
+        np.testing.assert_array_equal(D1, D2)
+
+
+@pytest.mark.parametrize("fast_add_at", [True, False])
+def test_segment_sums_are_bincounts(fast_add_at, monkeypatch):
+    """columns.segment_sums (np.add.at on NumPy >= 1.25, else bincount) gives np.bincount's sums bit for bit:
+    signed zeros, values of very different sizes (where the order of the additions shows), empty segments."""
+    from kmt_ref import columns
+
+    if fast_add_at and not columns._FAST_ADD_AT:
+        pytest.skip("np.add.at is slow before NumPy 1.25: segment_sums takes bincount there")
+    monkeypatch.setattr(columns, "_FAST_ADD_AT", fast_add_at)
+    rng = np.random.default_rng(5)
+    V = rng.standard_normal((4, 3000)) * np.exp2(rng.integers(-60, 60, (4, 3000)))
+    V[:, ::7] = -0.0
+    V[1] = -0.0  # a row of negative zeros only: each sum +0.0
+    labels = rng.integers(0, 9, 3000)
+    labels[labels == 4] = 5  # segment 4 empty
+    got = columns.segment_sums(V, labels, 10)
+    want = np.stack([np.bincount(labels, weights=row, minlength=10) for row in V])
+    assert got.tobytes() == want.tobytes()
 
 
 def test_argmax_columns_is_numpys_argmax():
@@ -327,7 +397,7 @@ def test_exact_layer_over_several_products_equals_the_plain_path(gamma, center_u
     columns): distance_blocks takes one product per block of product_blocks, the plain path's scores the same
     products (trace.block_products), the tokens are the same numbers, and at gamma = inf the trace is Lloyd's."""
     from kmt_ref import kmeans_transformer, lloyd
-    from kmt_ref.trace import block_products, distance_blocks, frame_objective, product_blocks
+    from kmt_ref.trace import block_products, distance_blocks, distance_width, frame_objective, product_blocks
 
     monkeypatch.setattr("kmt_ref.trace.PRODUCT_ENTRIES", 2 * CHUNK * 16)
     n = 4 * CHUNK + 1
@@ -339,7 +409,7 @@ def test_exact_layer_over_several_products_equals_the_plain_path(gamma, center_u
     cross = np.concatenate([C0.T @ X[:, a:b] for a, b in product_blocks(n, 16)], axis=1)
     np.testing.assert_array_equal(block_products(C0, X), cross)
     for a, b, D in distance_blocks(X, C0):
-        assert b - a <= CHUNK + 1
+        assert b - a <= distance_width(16) + 1
         np.testing.assert_array_equal(D, (x_sq[a:b] + c_sq) - 2.0 * cross[:, a:b])
     params, emb = lloyd_weights(16, 16, center_update)
     in_place_and_plain(params, emb, lloyd_layer(gamma, center_update=center_update), X, C0)
@@ -404,3 +474,16 @@ def test_exact_layer_with_zero_keys_equals_the_plain_path(name, X, C0):
         for a, b, what in zip(fast, plain, ("Xbar", "Cbar")):
             np.testing.assert_array_equal(a, b, err_msg=f"{what} differs at layer {t + 1}")
         Xa, Ca, Xb, Cb = fast[0], fast[1], plain[0], plain[1]
+
+
+def test_one_hot_write_sets_exactly_its_matrix():
+    """_OneHot.write on contiguous rows (one flat scatter), on a strided view, and with zero columns (label -1)."""
+    from kmt_ref.core.exact.layer import _OneHot
+
+    values = np.concatenate([np.eye(4), np.zeros((4, 1))], axis=1)  # e_0 .. e_3 and a zero column
+    for idx in (np.array([2, 0, 3, 3, 1, 0]), np.array([2, 4, 0, 4, 1, 3])):
+        want = values[:, idx]
+        for Z in (np.full((7, 6), 9.0), np.full((6, 7), 9.0).T):  # C order (contiguous rows), F order (strided)
+            out = _OneHot(values, idx, one_hot_columns(values))
+            out.write(Z[1:5])
+            assert Z[1:5].tobytes() == np.ascontiguousarray(want).tobytes() and (Z[[0, 5, 6]] == 9.0).all()

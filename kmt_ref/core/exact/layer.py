@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as onp
 
-from ...trace import CHUNK, _argmin_columns, _rank, _scratch, distance_blocks, nearest_labels, query_chunks
+from ...columns import _ArgminScratch, _scratch, segment_sums
+from ...trace import CHUNK, distance_blocks, distance_width, nearest_labels, query_chunks, squared_norms
 from .limits import (_projected, _same_rows, duplicate_groups, is_disjoint_uniform, one_hot_columns, project,
                      same_map, segment_mean, selection, used_rows)
 
@@ -41,6 +42,11 @@ class Memo:
       = inf and at finite gamma alike; the read-out uses them for the
       objective of the centers the layer started from, where it would
       otherwise search for the nearest centers once more.
+    - ``"sqnorms"``: ``np.sum(Z[rows] ** 2, axis=0)``, the squared norms that
+      :func:`kmt_ref.trace.nearest_labels` would compute of these queries
+      (:func:`kmt_ref.trace.squared_norms`, the same numbers). Block 1 at gamma
+      = inf records them for the data rows, which no block writes: every later
+      layer's search skips that pass over the d x n data.
 
     A fact holds the array itself (so no other array can take its ``id``).
     Whatever else writes the tokens must :meth:`clear` the memo
@@ -105,10 +111,17 @@ class _OneHot:
         return self.values[:, self.idx]
 
     def write(self, Y):
-        """Set ``Y`` (m, q) to this matrix."""
+        """Set ``Y`` (m, q) to this matrix (every label >= 0 and Y contiguous: one scatter into its flat view)."""
         Y[...] = 0.0
-        cols = onp.flatnonzero(self.labels >= 0) if self.labels.min(initial=0) < 0 else onp.arange(self.labels.size)
-        Y[self.labels[cols], cols] = 1.0
+        if self.labels.min(initial=0) < 0:
+            cols = onp.flatnonzero(self.labels >= 0)
+            Y[self.labels[cols], cols] = 1.0
+        elif Y.flags.c_contiguous:
+            at = self.labels * Y.shape[1]  # (q,) the flat index of each column's 1
+            at += onp.arange(Y.shape[1])
+            Y.reshape(-1)[at] = 1.0
+        else:
+            Y[self.labels, onp.arange(Y.shape[1])] = 1.0
 
 
 def _remember_nearest(memo, Z, Q, selQ, K, selK, rows, KZk, labels):
@@ -121,6 +134,21 @@ def _remember_nearest(memo, Z, Q, selQ, K, selK, rows, KZk, labels):
     k_rows = _view_rows(K, selK, rows) if selK is not None and selK[2] == 1.0 else None
     if q_rows is not None and k_rows is not None and KZk.shape[1] <= CHUNK:
         memo.put("nearest", Z, q_rows, (labels, KZk.copy()))
+
+
+def _query_norms(memo, Z, Q, selQ, rows, QZ):
+    """:func:`~kmt_ref.trace.squared_norms` of the queries QZ, from ``memo`` when QZ is rows of Z it knows.
+
+    Kept (``"sqnorms"``) only for queries that are rows of the tokens (an unsigned selection), until
+    a block writes those rows; others are computed here (the same numbers as nearest_labels' own).
+    """
+    q_rows = _view_rows(Q, selQ, rows) if selQ is not None and selQ[2] == 1.0 else None
+    x_sq = None if q_rows is None else memo.get("sqnorms", Z, q_rows)
+    if x_sq is None:
+        x_sq = squared_norms(QZ)
+        if q_rows is not None:
+            memo.put("sqnorms", Z, q_rows, x_sq)
+    return x_sq
 
 
 def _view_rows(W, sel, rows):
@@ -140,7 +168,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
     in the same arithmetic:
 
     - ``hardmax`` over one key part: :func:`kmt_ref.trace.nearest_labels`,
-      CHUNK queries at a time (its ``(q_sq + k_sq) - 2 k.q``, the same numbers;
+      block by block (its ``(q_sq + k_sq) - 2 k.q``, the same numbers;
       its argmin is the lowest-index argmax of their negation); with one-hot
       value columns (block 1's ``e_j``) the output is an :class:`_OneHot`;
     - ``hardmax_average`` with a first part of one-hot (or zero) projected keys
@@ -164,7 +192,7 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
     if normalizer == "hardmax":
         if len(parts) != 1 or scale != 1.0:  # a division could create ties the selection must see
             return None
-        idx = nearest_labels(QZ, keys[0])  # (q,) lowest-index argmax of the scores
+        idx = nearest_labels(QZ, keys[0], _query_norms(memo, Z, Q, selQ, rows, QZ))  # (q,) lowest-index argmax
         _remember_nearest(memo, Z, Q, selQ, K, selK, rows, keys[0], idx)
         hot = one_hot_columns(values[0]) if values[0].shape[1] <= CHUNK else None  # small: (d_v, r)
         if hot is not None and not onp.signbit(values[0]).any():
@@ -190,9 +218,9 @@ def _hard_euclidean_cross(Z, parts, Q, K, V, normalizer, scale, memo):
     every = bool(member.all())  # (the usual case: no mask to apply)
     seg_m = seg if every else seg[member]
     counts = onp.bincount(seg_m, minlength=q) + sum(t.sum(axis=0) for t in top_rest)  # (q,)
-    out = onp.empty((values[0].shape[0], q))
-    for row in range(out.shape[0]):  # summed key by key, in key order (segment_mean's arithmetic)
-        out[row] = onp.bincount(seg_m, weights=values[0][row] if every else values[0][row][member], minlength=q)
+    # summed key by key, in key order (segment_mean's arithmetic: segment_sums equals its bincount)
+    out = segment_sums(values[0] if every else values[0][:, member], seg_m, q)  # (d_v, q)
+    for row in range(out.shape[0]):
         for t, vals in zip(top_rest, values[1:]):
             for i in onp.flatnonzero(t.any(axis=1)):
                 out[row, onp.argmax(t[i])] += vals[row, i]
@@ -222,10 +250,11 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size, memo):
     hot = one_hot_columns(VZk.T) if VZk.shape[1] <= CHUNK else None  # the row of each value row's 1, or -1
     in_place = selV[2] == 1.0 and _same_rows(selV[0], selV[1], V.shape[0])
     outs = []
+    euclidean = blk.score == "euclidean" and blk.normalizer == "softmax"
+    q_sq = _query_norms(memo, Z, Q, selQ, rows, QZ) if euclidean else None  # (q,) kept while Z[rows] is
     for a, b in query_chunks(q, r, chunk_size):
         Qc = QZ[:, a:b] if big else QZ
-        fast = (_euclidean_softmax(KZk, Qc, blk.scale, blk.gamma)
-                if blk.score == "euclidean" and blk.normalizer == "softmax" else None)
+        fast = _euclidean_softmax(KZk, Qc, blk.scale, blk.gamma, q_sq[a:b]) if euclidean else None
         if fast is None:
             W = sigma(scores_from_projections(KZk, Qc, blk.score, blk.scale), gamma=blk.gamma, axis=-2)
         else:
@@ -242,7 +271,7 @@ def _soft_cross(Z, P, Q, K, V, blk, chunk_size, memo):
     return selV[0], outs[0] if len(outs) == 1 else onp.concatenate(outs, axis=-1)
 
 
-def _euclidean_softmax(KZk, QZ, scale, gamma):
+def _euclidean_softmax(KZk, QZ, scale, gamma, q_sq=None):
     """``(W, labels)``: ``softmax(scores_from_projections(KZk, QZ, "euclidean", scale), gamma, axis=0)``
     and :func:`kmt_ref.trace.nearest_labels` ``(QZ, KZk)``; None if a query's maximum score is not finite.
 
@@ -250,23 +279,24 @@ def _euclidean_softmax(KZk, QZ, scale, gamma):
     :func:`kmt_ref.trace.distance_blocks` (the plain path's expression;
     ``-(a - b)`` is exact), divided by ``scale``; then the softmax's own
     operations in its order: the maximum, subtracted, times gamma, exp,
-    divided by the sum. All of it CHUNK queries at a time, so that every
+    divided by the sum. All of it block by block (:func:`~kmt_ref.trace.distance_width` queries), so that every
     operation runs on a block in cache (the products are taken block by block,
     as :func:`~kmt_ref.trace.nearest_labels` takes them: the caveat of its
     docstring). exp only runs on scores above -1000 (below, e^x is +0, which
     NumPy's exp reaches by a slow path): in place where many are, else on
     those alone (elementwise: the same numbers). The labels are the lowest
     argmin of the same D by nearest_labels' own function: they *are*
-    nearest_labels, not a second search that could round differently. When a
+    nearest_labels, not a second search that could round differently. ``q_sq``:
+    the queries' squared norms (:func:`kmt_ref.trace.squared_norms`), if at hand. When a
     maximum is not finite (NaN, +inf, or every score -inf) the caller's plain
     path raises its error.
     """
     r, q = KZk.shape[1], QZ.shape[1]
     W, labels = onp.empty((r, q)), onp.empty(q, dtype=onp.intp)
-    width = min(q, CHUNK + 1)
-    hit, E, rank = onp.empty(r * width, dtype=bool), onp.empty(r * width), _rank(r)
-    for a, b, T in distance_blocks(QZ, KZk):  # T holds D, then the scores, in place
-        labels[a:b] = _argmin_columns(T, _scratch(hit, r, b - a), rank)
+    width = min(q, distance_width(r) + 1)  # the widest block of distance_blocks
+    E, argmin = onp.empty(r * width), _ArgminScratch(r, width)
+    for a, b, T in distance_blocks(QZ, KZk, q_sq):  # T holds D, then the scores, in place
+        labels[a:b] = argmin.argmin(T)
         onp.negative(T, out=T)
         if scale != 1.0:
             T /= scale
