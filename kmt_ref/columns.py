@@ -63,7 +63,7 @@ def _argmin_columns(D):
     return _ArgminScratch(*D.shape).argmin(D)
 
 
-#: NumPy's ``np.add.at`` has a fast path for 1-D indices into a 1-D array from version 1.25 on; before it,
+#: NumPy's ``np.add.at`` has a fast path for 1-D indices into a 1-D array from version 1.25 on; on NumPy < 1.25
 #: it is many times slower than ``np.bincount``
 _FAST_ADD_AT = np.lib.NumpyVersion(np.__version__) >= "1.25.0"
 

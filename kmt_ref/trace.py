@@ -103,13 +103,15 @@ def _objective_property(name):
     key = "_" + name
 
     def resolve(trace):
+        # computed, stored, then the deferral dropped: a reader in another thread meanwhile computes the same
+        # numbers, and an interrupted computation leaves the deferral for the next read
         deferred = trace.__dict__.get("_deferred")
         if deferred is not None:
-            trace.__dict__["_deferred"] = None
             J, log_J = deferred()
             trace.__dict__["_objective"] = J
             if trace.__dict__.get("_log_objective") is None:
                 trace.__dict__["_log_objective"] = log_J
+            trace.__dict__["_deferred"] = None
 
     def get(trace):
         resolve(trace)
@@ -128,8 +130,19 @@ def _objective_property(name):
     return property(get, put, doc=f"See :class:`ClusteringTrace` ({name}).")
 
 
+def _setstate(trace, state):
+    """Unpickling: a trace pickled with its objective as a plain attribute keeps it."""
+    state = dict(state)
+    for name in ("objective", "log_objective"):
+        if name in state:
+            state["_" + name] = state.pop(name)
+    state.setdefault("_deferred", None)
+    trace.__dict__.update(state)
+
+
 ClusteringTrace.objective = _objective_property("objective")
 ClusteringTrace.log_objective = _objective_property("log_objective")
+ClusteringTrace.__setstate__ = _setstate
 
 
 class DeferredObjective:

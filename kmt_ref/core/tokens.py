@@ -287,7 +287,7 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     # the data rows of this loop's own tokens when they hold X (no block writes them, and the trace shows only
     # their y rows), else a copy of X; the search's x_sq, kept with them
     x_kept = not record and x_rows is not None and (x_kept or (x_kept is None and np.array_equal(Xbar[x_rows], X)))
-    X_obj = Xbar[x_rows] if x_kept else X.copy()
+    X_obj = Xbar[x_rows].copy() if x_kept else X.copy()  # a copy: the trace's assignments are a view of Xbar
     sq = memo.get("sqnorms", Xbar, x_rows) if x_kept else None
     J = DeferredObjective(X_obj, centers.copy(), found, frame, squared_norms(X_obj) if sq is None else sq)
     Y_final = emb.assignments(Xbar) if n_layers else None

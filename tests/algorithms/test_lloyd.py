@@ -476,3 +476,41 @@ def test_the_deferred_objective_is_the_objective_whatever_is_written_into_the_tr
         assert np.isfinite(trace.log_objective[J > 0]).all()
         if scale == 1.0:
             assert trace.objective[0] == kmeans_objective(Xr, centers[0])
+
+
+def test_a_deferred_objective_survives_an_interrupted_first_read_and_old_pickles(monkeypatch):
+    """The deferral is dropped only once the objective is stored: a read that fails leaves it for the next
+    read; a trace pickled with its objective as a plain attribute (the dataclass field) loads with it."""
+    import pickle
+    from kmt_ref import trace as trace_module
+
+    X = np.random.default_rng(3).random((2, 40))
+    fresh = kmt_ref.lloyd(X, X[:, :3].copy(), 3)
+    want, want_log = fresh.objective, fresh.log_objective
+    tr = kmt_ref.lloyd(X, X[:, :3].copy(), 3)
+    real = trace_module.frame_objective
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trace_module, "frame_objective", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tr.objective
+    monkeypatch.setattr(trace_module, "frame_objective", real)
+    assert np.array_equal(tr.objective, want) and np.array_equal(tr.log_objective, want_log)
+    old = tr.__dict__.copy()          # the state a pickle of the plain dataclass held
+    old["objective"], old["log_objective"] = old.pop("_objective"), old.pop("_log_objective")
+    del old["_deferred"]
+    loaded = trace_module.ClusteringTrace.__new__(trace_module.ClusteringTrace)
+    loaded.__setstate__(old)
+    assert np.array_equal(loaded.objective, want) and np.array_equal(loaded.log_objective, tr.log_objective)
+    assert np.array_equal(pickle.loads(pickle.dumps(loaded)).objective, want)
+
+
+def test_the_transformer_objective_ignores_writes_into_its_assignments():
+    X = np.random.default_rng(4).random((2, 30))
+    want = kmt_ref.kmeans_transformer(X, X[:, :3].copy(), 2).objective
+    tr = kmt_ref.kmeans_transformer(X, X[:, :3].copy(), 2)
+    if tr.assignments.base is not None:
+        tr.assignments.base[...] = 0.0   # the token matrix the assignments are a view of
+    assert np.array_equal(tr.objective, want)
