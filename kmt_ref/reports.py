@@ -18,7 +18,6 @@ Tables (:data:`REPORTS`):
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 from pathlib import Path

@@ -38,7 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..learning.loss import batch_loss, soft_kmeans_loss
-from ._registry import (REGISTRY, Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value,
+from ._registry import (Wrong, as_array, as_float, as_int, call_answer, exercise, expect, expect_value,
                         multiple_choice)
 
 # the tasks and references of the checkers, read here by the checkers below and by the tests
