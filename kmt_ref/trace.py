@@ -394,7 +394,7 @@ def frame_objective(X, C, labels=None, x_sq=None):
     ``||x_i - c_{l_i}||^2`` (no cancellation), CHUNK points at a time.
     """
     if labels is None:
-        return nearest_labels(X, C, x_sq, objective=True)[1]
+        labels = nearest_labels(X, C, x_sq)
     d, width = X.shape[0], min(X.shape[1], CHUNK + 1)
     diff = np.empty(d * width)
     return _add_in_order(_block_objective(X[:, a:b], C, labels[a:b], _scratch(diff, d, b - a))

@@ -283,12 +283,11 @@ def run_layers(X, params, layer, emb, C0, n_layers, *, rng=None, record=False, c
     known = [nearest_readout and t < n_layers and one_hot[t] == n for t in range(n_layers + 1)]
     found = [nearest[t] if nearest[t] is not None else labels[t].copy() if known[t] else None
              for t in range(n_layers + 1)]
-    # the objective of each centers[t] (in the frame), computed when first read, on arrays nothing else writes:
-    # the data rows of this loop's own tokens when they hold X (no block writes them, and the trace shows only
-    # their y rows), else a copy of X; the search's x_sq, kept with them
+    # the objective of each centers[t] (in the frame), computed when first read, on copies nothing else writes;
+    # the squared norms block 1 kept in the memo when the tokens' data rows still hold X
     x_kept = not record and x_rows is not None and (x_kept or (x_kept is None and np.array_equal(Xbar[x_rows], X)))
-    X_obj = Xbar[x_rows].copy() if x_kept else X.copy()  # a copy: the trace's assignments are a view of Xbar
     sq = memo.get("sqnorms", Xbar, x_rows) if x_kept else None
+    X_obj = X.copy()
     J = DeferredObjective(X_obj, centers.copy(), found, frame, squared_norms(X_obj) if sq is None else sq)
     Y_final = emb.assignments(Xbar) if n_layers else None
     return ClusteringTrace(
