@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "kmt_ref.demo",  # demo: the numerical validation of Theorem 2.1 (the authors' numerical_validation.ipynb)
     "kmt_ref.viz.registry",  # figures: regenerate everything in figures/
     "kmt_ref.learning.cli",  # train, evaluate: learning the algorithm (SPEC §6)
+    "kmt_ref.learning.train_sweep",  # train-sweep: the training runs of the paper's Figures 9, 10a, 10b
     "kmt_ref.sweep",  # sweep: the authors' gamma sweep, re-run against their published table
     "kmt_ref.book",  # book: the notebooks and docs as a static site, read offline
     "kmt_ref.course",  # course, feedback, screen: an nbgrader course directory; feedback read offline; screening

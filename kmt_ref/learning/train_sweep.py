@@ -1,0 +1,321 @@
+r"""``python -m kmt_ref train-sweep``: the training runs behind the paper's Figures 9, 10a and 10b, as one CSV.
+
+The authors' ``expts.md`` (rithram/kmeans-trf, "Training runs for Figure 9 /
+10a / 10b") trains the layer of :func:`~kmt_ref.learning.training.train` on a
+grid of settings, each with both embeddings (``onehot``, ``d_emb = d + k``, and
+``none``, ``d_emb = d``; their ``expt-run.sh``), ten trials per setting,
+10,000 steps each; the rest of the protocol is their main setting
+(:class:`~kmt_ref.learning.config.TrainConfig`'s defaults):
+
+- Figure 9: n = 512, k = 6, d ∈ {4, 32}, the loss's λ ∈ {1, 4, 7, 10};
+- Figure 10a: n = 512, d = 32, λ = 10, k ∈ {10, 16, 25};
+- Figure 10b: n = 512, k = 6, λ = 10, d ∈ {8, 16}.
+
+:data:`FIGURE_SETTINGS` is that grid. Their plotting commands (``expts.md``,
+"Appendix plots", ``plot_train_id_gen.py``) select runs by a file-name pattern
+in one folder of runs, so each figure also draws the runs of the others that
+match it: Figure 10a's pattern (``k=*_d=32 ... l=10.0``) matches Figure 9's
+k = 6 runs at d = 32, λ = 10, and Figure 10b's (``k=6_d=* ... l=10.0``) its
+d = 4 and d = 32 runs at λ = 10. :func:`figure_runs` selects the same way, so
+one CSV holds every run and a run serves each figure it belongs to.
+
+:func:`run_train_sweep` runs the runs a CSV does not yet hold, one run per worker
+process (``jobs``), each run's validation curve appended to the CSV as soon as
+it finishes (one write per run, flushed); re-running the same command resumes.
+A row is one validation evaluation of one run (:data:`COLUMNS`); a run's
+``run_cpu_s`` is the CPU time of the process that trained it. Seeds are
+``0 … seeds − 1`` (the authors' ten are read from their ``random_seeds``
+file; ours are the project's own, open). A file holds one scale: its runs
+all have the same number of steps.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
+from pathlib import Path
+
+from ..progress import Progress, format_duration
+from ..validation import check_choice, check_count
+from .config import TrainConfig
+from .model import d_emb_of
+
+__all__ = ["FIGURE_SETTINGS", "EMBEDDINGS_COMPARED", "COLUMNS", "DEFAULT_STEPS", "DEFAULT_SEEDS", "SWEEP_FILE",
+           "figure_runs", "read_train_sweep", "run_train_sweep"]
+
+#: the settings (n, d, k, loss λ) each figure's training runs use (the authors' ``expts.md``)
+FIGURE_SETTINGS = {
+    "9": [(512, d, 6, lam) for d in (4, 32) for lam in (1.0, 4.0, 7.0, 10.0)],
+    "10a": [(512, 32, k, 10.0) for k in (10, 16, 25)],
+    "10b": [(512, d, 6, 10.0) for d in (8, 16)],
+}
+
+#: what each figure's panels split on, and the runs its plotting pattern selects (see the module docstring)
+FIGURE_SPLIT = {
+    "9": ("loss_lambda", lambda n, d, k, lam: n == 512 and k == 6 and d in (4, 32)),
+    "10a": ("k", lambda n, d, k, lam: n == 512 and d == 32 and lam == 10.0),
+    "10b": ("d", lambda n, d, k, lam: n == 512 and k == 6 and lam == 10.0),
+}
+
+#: both embeddings of the authors' ``expt-run.sh`` (``ENC=("onehot" "none")``)
+EMBEDDINGS_COMPARED = ("onehot", "none")
+
+#: one row per validation evaluation of one run
+COLUMNS = ("n", "d", "k", "loss_lambda", "embedding", "seed", "steps", "step", "train_loss", "val_score", "lr",
+           "run_cpu_s")
+
+#: the scale of the committed sweep, kmt_ref/datasets/train_sweep.csv (open: the authors ran 10 trials of
+#: 10,000 steps; this scale runs all three figures in about an hour on two cores)
+DEFAULT_STEPS = 400
+DEFAULT_SEEDS = 3
+
+_RUN_KEY = ("n", "d", "k", "loss_lambda", "embedding", "seed", "steps")
+
+
+def _run_key(row):
+    return tuple(row[c] for c in _RUN_KEY)
+
+
+def _parse_row(line):
+    if len(line) != len(COLUMNS):
+        raise ValueError
+    row = dict(zip(COLUMNS, line))
+    out = {c: int(row[c]) for c in ("n", "d", "k", "seed", "steps", "step")}
+    out["loss_lambda"] = float(row["loss_lambda"])
+    if row["embedding"] not in EMBEDDINGS_COMPARED or not math.isfinite(out["loss_lambda"]):
+        raise ValueError
+    for c in ("train_loss", "val_score", "lr", "run_cpu_s"):
+        out[c] = float(row[c]) if row[c] else math.nan
+    out["embedding"] = row["embedding"]
+    return out
+
+
+def read_train_sweep(path):
+    """The rows of a train-sweep CSV, as dicts (ints, floats; an empty ``train_loss`` is NaN).
+
+    A last line cut short (no newline: an interrupted write) is left out; the
+    run it belonged to is trained again on resume.
+
+    Raises
+    ------
+    ValueError
+        The file is not UTF-8 text, its header is not :data:`COLUMNS`, a line
+        is not a row, or its runs do not all have the same number of steps.
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        raise ValueError(f"{str(path)!r} is not a train-sweep CSV (not even UTF-8 text)") from None
+    if not lines or lines[0].strip() != ",".join(COLUMNS):
+        raise ValueError(f"{str(path)!r} is not a train-sweep CSV: its first line should be {','.join(COLUMNS)!r}")
+    if not lines[-1].endswith("\n"):
+        lines = lines[:-1]
+    rows = []
+    for no, line in enumerate(csv.reader(lines[1:]), start=2):
+        try:
+            rows.append(_parse_row(line))
+        except ValueError:
+            raise ValueError(f"{str(path)!r} line {no} is not a train-sweep row: {','.join(line)!r}") from None
+    steps = sorted({r["steps"] for r in rows})
+    if len(steps) > 1:
+        raise ValueError(f"{str(path)!r} mixes runs of {', '.join(map(str, steps))} steps; a file holds one scale")
+    return rows
+
+
+def _not_a_sweep(path):
+    try:
+        read_train_sweep(path)
+    except ValueError as exc:
+        why = str(exc).split(f"{str(Path(path))!r} ", 1)[-1]
+        return why if why.startswith("is ") else f"is not a train-sweep CSV ({why})"
+    return None
+
+
+#: ``train-sweep --out``: an existing train-sweep CSV is resumed; nothing else is written over
+SWEEP_FILE = ("train-sweep resumes a train-sweep CSV and writes over no other file", _not_a_sweep)
+
+
+def _complete_runs(rows):
+    """The keys of the runs whose every evaluation is in ``rows`` (a run is written in one piece)."""
+    count = {}
+    for r in rows:
+        count[_run_key(r)] = count.get(_run_key(r), 0) + 1
+    return {key for key, c in count.items() if c == _n_evaluations(key[_RUN_KEY.index("steps")])}
+
+
+def _n_evaluations(steps, eval_every=TrainConfig.eval_every):
+    return steps // eval_every + 1 + (steps % eval_every != 0)
+
+
+def _config(n, d, k, lam, embedding, steps):
+    return replace(TrainConfig(), n=n, d=d, k=k, loss_lambda=lam, embedding=embedding, steps=steps,
+                   checkpoint_every=steps).validate()
+
+
+def _cost(n, d, k, embedding, steps):
+    """A run's expected CPU time, in arbitrary units: a step at n = 512 was measured to grow about as 32 + d_emb."""
+    return steps * n / 512 * (32 + d_emb_of(d, k, embedding))
+
+
+def _format(value):
+    if isinstance(value, float):
+        return "" if math.isnan(value) else repr(value)
+    return str(value)
+
+
+def _train_one(run):
+    """Train one run (in a worker process); return its CSV lines and its CPU seconds."""
+    from .training import train, tune_malloc
+
+    n, d, k, lam, embedding, seed, steps = run
+    tune_malloc()
+    t0 = time.process_time()
+    ck = train(_config(n, d, k, lam, embedding, steps), seed=seed, log=lambda line: None, blas_threads=1)
+    cpu = time.process_time() - t0
+    h = ck.history
+    lines = []
+    for step, loss, val, lr in zip(h["step"], h["loss"], h["val"], h["lr"]):
+        values = (n, d, k, float(lam), embedding, seed, steps, int(step), float(loss), float(val), float(lr), cpu)
+        lines.append(",".join(_format(v) for v in values) + "\n")
+    return lines, cpu
+
+
+def figure_runs(figure, rows=None):
+    """The keys (n, d, k, λ, embedding, seed) that ``figure`` draws among ``rows`` (or trains, if None)."""
+    check_choice(figure, "figure", tuple(FIGURE_SETTINGS))
+    if rows is None:
+        return [(n, d, k, lam) for n, d, k, lam in FIGURE_SETTINGS[figure]]
+    select = FIGURE_SPLIT[figure][1]
+    return [r for r in rows if select(r["n"], r["d"], r["k"], r["loss_lambda"])]
+
+
+def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEPS, jobs=1, log=print,
+                    progress=None):
+    """Train the runs of ``figures`` that ``out`` does not hold yet, appending each to ``out`` as it finishes.
+
+    Parameters
+    ----------
+    out : str or Path
+        The CSV; if it exists it must be a train-sweep CSV of ``steps`` steps, whose runs are kept and skipped.
+    figures : sequence of {"9", "10a", "10b"}
+    seeds : int >= 1
+        Seeds 0 … seeds − 1 of every setting and embedding.
+    steps : int >= 1
+        Training steps of every run (validation every 50, as the authors').
+    jobs : int >= 1
+        Runs trained at once, each in its own process on one BLAS thread.
+    log : callable
+        Receives a line per finished run.
+    progress : file-like, optional
+        Where the progress line (runs done, time left) goes.
+
+    Returns
+    -------
+    dict
+        ``{"runs": trained in this call, "cpu_s": their CPU seconds, "wall_s": this call's wall time}``.
+    """
+    for f in figures:
+        check_choice(f, "figure", tuple(FIGURE_SETTINGS))
+    check_count(seeds, "seeds", minimum=1)
+    check_count(steps, "steps", minimum=1)
+    check_count(jobs, "jobs", minimum=1)
+    out = Path(out)
+    if out.exists():
+        held = read_train_sweep(out)
+        if held and held[0]["steps"] != steps:
+            raise ValueError(f"steps={steps}, but {str(out)!r} holds runs of {held[0]['steps']} steps; "
+                             "a file holds one scale (give another out)")
+        text = out.read_text(encoding="utf-8")
+        keep = text[: text.rfind("\n") + 1]
+        done = _complete_runs(held)
+        # drop a line cut short and the rows of any run that is not complete (it is trained again)
+        kept = [keep.splitlines(keepends=True)[0]] + [
+            line for line, r in zip(keep.splitlines(keepends=True)[1:], held) if _run_key(r) in done]
+        if "".join(kept) != text:
+            out.write_text("".join(kept), encoding="utf-8")
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
+        done = set()
+    runs = []
+    for f in figures:
+        for n, d, k, lam in FIGURE_SETTINGS[f]:
+            for embedding in EMBEDDINGS_COMPARED:
+                for seed in range(seeds):
+                    run = (n, d, k, float(lam), embedding, seed, steps)
+                    if run not in done and run not in runs:
+                        runs.append(run)
+    runs.sort(key=lambda r: -_cost(r[0], r[1], r[2], r[4], r[6]))  # longest first: the workers end together
+    total = len(runs) + len(done)
+    log(f"train-sweep: {len(done)} runs already in {out}; {len(runs)} to train ({steps} steps each, {jobs} at once)")
+    bar = Progress("train-sweep", "runs", [_cost(r[0], r[1], r[2], r[4], r[6]) for r in runs], progress) \
+        if progress is not None and runs else None
+    t0, cpu_total = time.perf_counter(), 0.0
+    with out.open("a", encoding="utf-8", newline="") as fh:
+        if jobs == 1:
+            results = ((run, _train_one(run)) for run in runs)
+        else:
+            pool = ProcessPoolExecutor(max_workers=jobs)
+            futures = {pool.submit(_train_one, run): run for run in runs}
+            results = ((futures[fut], fut.result()) for fut in as_completed(futures))
+        try:
+            for i, (run, (lines, cpu)) in enumerate(results, start=1):
+                fh.write("".join(lines))
+                fh.flush()
+                cpu_total += cpu
+                n, d, k, lam, embedding, seed, _ = run
+                final = float(lines[-1].split(",")[COLUMNS.index("val_score")])
+                if bar:
+                    bar.clear()
+                log(f"run {len(done) + i}/{total}: n={n} d={d} k={k} lambda={lam:g} {embedding} seed={seed}: "
+                    f"validation score {final:.4f} (Lloyd's step: 1), {format_duration(cpu)} CPU")
+                if bar:
+                    bar.step()
+        finally:
+            if jobs != 1:
+                pool.shutdown(cancel_futures=True)
+    return {"runs": len(runs), "cpu_s": cpu_total, "wall_s": time.perf_counter() - t0}
+
+
+def _train_sweep_command(args):
+    """``python -m kmt_ref train-sweep``: check every argument and --out, then train."""
+    from ..validation import check_output_file
+
+    figures = ["9", "10a", "10b"] if args.figure == "all" else [args.figure]
+    check_count(args.seeds, "--seeds", minimum=1)
+    check_count(args.steps, "--steps", minimum=1)
+    check_count(args.jobs, "--jobs", minimum=1)
+    out = check_output_file(args.out, "--out", ".csv", SWEEP_FILE)
+    if out.exists():
+        held = read_train_sweep(out)
+        if held and held[0]["steps"] != args.steps:
+            raise ValueError(f"--steps={args.steps}, but --out={args.out!r} holds runs of {held[0]['steps']} "
+                             "steps; a file holds one scale (give another --out)")
+    res = run_train_sweep(out, figures, args.seeds, args.steps, args.jobs, progress=sys.stderr)
+    print(f"trained {res['runs']} runs in {format_duration(res['wall_s'])} ({format_duration(res['cpu_s'])} CPU "
+          f"in the workers); wrote {out}")
+    return 0
+
+
+def register(sub):
+    """Add the ``train-sweep`` command to the ``python -m kmt_ref`` parser."""
+    p = sub.add_parser(
+        "train-sweep", help="the training runs of the paper's Figures 9, 10a, 10b (resumable CSV)",
+        description="Train the runs of the authors' expts.md for a figure (both embeddings, seeds 0..N-1) into a "
+                    "CSV, one run at a time per job; re-running the same command resumes.")
+    p.add_argument("--figure", choices=["9", "10a", "10b", "all"], default="9",
+                   help="9: loss lambda in {1,4,7,10} at d in {4,32}, k=6; 10a: k in {10,16,25} at d=32; "
+                        "10b: d in {8,16} at k=6; all: the three (default: 9)")
+    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+                   help=f"seeds 0..N-1 of every setting (default {DEFAULT_SEEDS}; the authors ran 10 trials)")
+    p.add_argument("--steps", type=int, default=DEFAULT_STEPS,
+                   help=f"training steps of every run (default {DEFAULT_STEPS}; the authors ran 10,000)")
+    p.add_argument("--jobs", type=int, default=1, help="runs trained at once, one process each (default 1)")
+    p.add_argument("--out", default="train_sweep.csv",
+                   help="the CSV to write (ending in .csv), or to resume if it is a train-sweep CSV of the same "
+                        "--steps; any other file is refused (default: train_sweep.csv in the current folder)")
+    p.set_defaults(func=_train_sweep_command)
