@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["check_output_file", "check_output_dir", "not_png", "PNG_SIGNATURE", "PNG_FILE"]
+__all__ = ["check_output_file", "check_output_dir", "not_png", "not_read_by", "PNG_SIGNATURE", "PNG_FILE"]
 
 
 def _nearest_existing(path):
@@ -81,6 +81,23 @@ def not_png(path):
     """Why the existing file ``path`` is not a PNG image (None if it is one, by its signature)."""
     with open(path, "rb") as f:
         return None if f.read(8) == PNG_SIGNATURE else "is not a PNG image (it lacks the PNG signature)"
+
+
+def not_read_by(read, kind):
+    """A check for ``check_output_file``'s ``existing``: why a file is not a ``kind`` (None if ``read`` reads it).
+
+    ``read(path)`` raises ValueError with a message that names the path (``"'x.csv' is not ..."`` or
+    ``"'x.csv' line 3 ..."``); the check returns that message without the path.
+    """
+    def why(path):
+        try:
+            read(path)
+        except ValueError as exc:
+            msg = str(exc).split(f"{str(Path(path))!r} ", 1)[-1]
+            return msg if msg.startswith("is ") else f"is not a {kind} ({msg})"
+        return None
+
+    return why
 
 
 #: what ``figures`` and ``demo`` may write over in their ``--outdir``

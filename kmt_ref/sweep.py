@@ -77,6 +77,7 @@ from .blas import blas_limit, describe_blas_threads, resolve_blas_threads
 from .core.tokens import EmptyClusterError
 from .data import gaussian_blobs
 from .progress import Progress
+from .output_paths import not_read_by
 from .validation import check_count, check_output_file
 
 __all__ = ["COLUMNS", "PAPER_GRID", "SMALL_GRID", "GRIDS", "N_STEPS", "AUTHORS_PUBLISHED", "cell_rng",
@@ -212,18 +213,8 @@ def read_sweep(path):
     return rows
 
 
-def _not_a_sweep(path):
-    """Why the file ``path`` is not a sweep CSV (None if it is one)."""
-    try:
-        read_sweep(path)
-    except ValueError as exc:
-        why = str(exc).split(f"{str(Path(path))!r} ", 1)[-1]
-        return why if why.startswith("is ") else f"is not a sweep CSV ({why})"
-    return None
-
-
 #: ``sweep --out``: an existing sweep CSV is resumed; nothing else is written over
-SWEEP_FILE = ("the sweep resumes a sweep CSV and writes over no other file", _not_a_sweep)
+SWEEP_FILE = ("the sweep resumes a sweep CSV and writes over no other file", not_read_by(read_sweep, "sweep CSV"))
 
 
 def _format(value):

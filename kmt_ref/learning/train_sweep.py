@@ -39,12 +39,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..progress import Progress, format_duration
-from ..validation import check_choice, check_count
+from ..output_paths import not_read_by
+from ..validation import check_choice, check_count, check_real_in
 from .config import TrainConfig
 from .model import d_emb_of
 
-__all__ = ["FIGURE_SETTINGS", "EMBEDDINGS_COMPARED", "COLUMNS", "DEFAULT_STEPS", "DEFAULT_SEEDS", "SWEEP_FILE",
-           "figure_runs", "read_train_sweep", "run_train_sweep"]
+__all__ = ["FIGURE_SETTINGS", "FIGURE_SPLIT", "EMBEDDINGS_COMPARED", "COLUMNS", "DEFAULT_STEPS", "DEFAULT_SEEDS",
+           "COMMITTED_CSV", "SWEEP_FILE", "run_key", "checkpoint_name", "figure_runs", "figure_curves", "final_scores", "read_train_sweep",
+           "run_train_sweep"]
 
 #: the settings (n, d, k, loss λ) each figure's training runs use (the authors' ``expts.md``)
 FIGURE_SETTINGS = {
@@ -53,9 +55,11 @@ FIGURE_SETTINGS = {
     "10b": [(512, d, 6, 10.0) for d in (8, 16)],
 }
 
-#: what each figure's panels split on, and the runs its plotting pattern selects (see the module docstring)
+#: each drawn figure: what its panels split on, and the runs its plotting pattern selects (the authors'
+#: ``expts.md``, "Appendix plots": Figure 9a is d = 4, 9b d = 32; see the module docstring)
 FIGURE_SPLIT = {
-    "9": ("loss_lambda", lambda n, d, k, lam: n == 512 and k == 6 and d in (4, 32)),
+    "9a": ("loss_lambda", lambda n, d, k, lam: n == 512 and k == 6 and d == 4),
+    "9b": ("loss_lambda", lambda n, d, k, lam: n == 512 and k == 6 and d == 32),
     "10a": ("k", lambda n, d, k, lam: n == 512 and d == 32 and lam == 10.0),
     "10b": ("d", lambda n, d, k, lam: n == 512 and k == 6 and lam == 10.0),
 }
@@ -69,13 +73,17 @@ COLUMNS = ("n", "d", "k", "loss_lambda", "embedding", "seed", "steps", "step", "
 
 #: the scale of the committed sweep, kmt_ref/datasets/train_sweep.csv (open: the authors ran 10 trials of
 #: 10,000 steps; this scale runs all three figures in about an hour on two cores)
-DEFAULT_STEPS = 400
+DEFAULT_STEPS = 600
 DEFAULT_SEEDS = 3
+
+#: the committed sweep at that scale (package data; the figures of :mod:`kmt_ref.viz.train_sweep_figures`)
+COMMITTED_CSV = Path(__file__).resolve().parents[1] / "datasets" / "train_sweep.csv"
 
 _RUN_KEY = ("n", "d", "k", "loss_lambda", "embedding", "seed", "steps")
 
 
-def _run_key(row):
+def run_key(row):
+    """A row's run: (n, d, k, λ, embedding, seed, steps)."""
     return tuple(row[c] for c in _RUN_KEY)
 
 
@@ -126,24 +134,16 @@ def read_train_sweep(path):
     return rows
 
 
-def _not_a_sweep(path):
-    try:
-        read_train_sweep(path)
-    except ValueError as exc:
-        why = str(exc).split(f"{str(Path(path))!r} ", 1)[-1]
-        return why if why.startswith("is ") else f"is not a train-sweep CSV ({why})"
-    return None
-
-
 #: ``train-sweep --out``: an existing train-sweep CSV is resumed; nothing else is written over
-SWEEP_FILE = ("train-sweep resumes a train-sweep CSV and writes over no other file", _not_a_sweep)
+SWEEP_FILE = ("train-sweep resumes a train-sweep CSV and writes over no other file",
+              not_read_by(read_train_sweep, "train-sweep CSV"))
 
 
 def _complete_runs(rows):
     """The keys of the runs whose every evaluation is in ``rows`` (a run is written in one piece)."""
     count = {}
     for r in rows:
-        count[_run_key(r)] = count.get(_run_key(r), 0) + 1
+        count[run_key(r)] = count.get(run_key(r), 0) + 1
     return {key for key, c in count.items() if c == _n_evaluations(key[_RUN_KEY.index("steps")])}
 
 
@@ -152,8 +152,7 @@ def _n_evaluations(steps, eval_every=TrainConfig.eval_every):
 
 
 def _config(n, d, k, lam, embedding, steps):
-    return replace(TrainConfig(), n=n, d=d, k=k, loss_lambda=lam, embedding=embedding, steps=steps,
-                   checkpoint_every=steps).validate()
+    return replace(TrainConfig(), n=n, d=d, k=k, loss_lambda=lam, embedding=embedding, steps=steps).validate()
 
 
 def _cost(n, d, k, embedding, steps):
@@ -167,14 +166,36 @@ def _format(value):
     return str(value)
 
 
-def _train_one(run):
-    """Train one run (in a worker process); return its CSV lines and its CPU seconds."""
+def checkpoint_name(run):
+    """The file name of a run's checkpoint in ``checkpoints`` (:func:`run_train_sweep`); the steps are not in it."""
+    n, d, k, lam, embedding, seed, _ = run
+    return f"n{n}_d{d}_k{k}_lambda{lam:g}_{embedding}_seed{seed}.npz"
+
+
+def _train_one(run, config, checkpoints=None):
+    """Train one run (in a worker process) with its ``config``; return its CSV lines and its CPU seconds.
+
+    With a ``checkpoints`` folder the run writes its checkpoint there every ``config.checkpoint_every`` steps
+    and continues from one it finds (:func:`~kmt_ref.learning.training.train`'s ``resume``, bit for bit).
+    """
     from .training import train, tune_malloc
 
     n, d, k, lam, embedding, seed, steps = run
     tune_malloc()
+    path = Path(checkpoints) / checkpoint_name(run) if checkpoints is not None else None
+    resume = path if path is not None and path.exists() else None
+    if resume is not None:
+        from .checkpoint import load_checkpoint
+
+        held = load_checkpoint(resume).step
+        if held > steps or (held < steps and held % config.eval_every):
+            why = (f"beyond steps={steps:,}" if held > steps else
+                   f"not a multiple of {config.eval_every} (its last evaluation is one that a run of "
+                   f"steps={steps:,} does not make, so continuing would change its numbers)")
+            raise ValueError(f"checkpoints={str(checkpoints)!r} holds {path.name} at step {held:,}, {why}; "
+                             "give another checkpoints folder")
     t0 = time.process_time()
-    ck = train(_config(n, d, k, lam, embedding, steps), seed=seed, log=lambda line: None, blas_threads=1)
+    ck = train(config, seed=seed, out=path, resume=resume, log=lambda line: None, blas_threads=1)
     cpu = time.process_time() - t0
     h = ck.history
     lines = []
@@ -184,17 +205,74 @@ def _train_one(run):
     return lines, cpu
 
 
-def figure_runs(figure, rows=None):
-    """The keys (n, d, k, λ, embedding, seed) that ``figure`` draws among ``rows`` (or trains, if None)."""
-    check_choice(figure, "figure", tuple(FIGURE_SETTINGS))
-    if rows is None:
-        return [(n, d, k, lam) for n, d, k, lam in FIGURE_SETTINGS[figure]]
+def figure_runs(figure, rows):
+    """The rows of ``rows`` that the drawn ``figure`` ("9a", "9b", "10a", "10b") selects, as the authors' pattern."""
+    check_choice(figure, "figure", tuple(FIGURE_SPLIT))
     select = FIGURE_SPLIT[figure][1]
     return [r for r in rows if select(r["n"], r["d"], r["k"], r["loss_lambda"])]
 
 
+def figure_curves(rows, figure, quantile=25.0):
+    """What ``figure`` draws: per panel value and embedding, the median and quantile band over seeds at each step.
+
+    As the authors' ``plot_train_id_gen.py`` (their ``--quantile 25 --drop_step_zero``): the
+    evaluations at step 0 are left out; at each evaluation step, the 50th, ``quantile``-th and
+    (100 − ``quantile``)-th percentiles over the runs' seeds (``np.percentile``, linear
+    interpolation) of the validation score and of the mean training loss over the steps since
+    the last evaluation.
+
+    Returns
+    -------
+    dict
+        ``{panel value: {embedding: {"step", "seeds", "val", "loss"}}}``, panel values sorted;
+        ``"val"`` and ``"loss"`` are arrays (3, evaluations): the low band, the median, the high band;
+        ``"seeds"`` is the sorted tuple of seeds. Raises ValueError if a panel's runs do not
+        all hold the same evaluation steps.
+    """
+    import numpy as onp
+
+    check_real_in(quantile, "quantile", 0.0, 50.0, lo_open=False, hi_open=False)
+    split = FIGURE_SPLIT[figure][0]
+    runs = {}
+    for r in figure_runs(figure, rows):
+        if r["step"] == 0:
+            continue
+        runs.setdefault((r[split], r["embedding"], r["seed"]), []).append(r)
+    out = {}
+    for (value, embedding, seed), rs in sorted(runs.items()):
+        rs.sort(key=lambda r: r["step"])
+        out.setdefault(value, {}).setdefault(embedding, []).append((seed, rs))
+    for value, by_emb in out.items():
+        for embedding, seeded in by_emb.items():
+            steps = [tuple(r["step"] for r in rs) for _, rs in seeded]
+            if len(set(steps)) != 1:
+                raise ValueError(f"figure {figure}: the runs at {split}={value}, {embedding} hold different steps")
+            q = [quantile, 50.0, 100.0 - quantile]
+            by_emb[embedding] = {
+                "step": onp.array(steps[0]),
+                "seeds": tuple(seed for seed, _ in seeded),
+                "val": onp.percentile([[r["val_score"] for r in rs] for _, rs in seeded], q, axis=0),
+                "loss": onp.percentile([[r["train_loss"] for r in rs] for _, rs in seeded], q, axis=0),
+            }
+    return out
+
+
+def final_scores(rows, figure):
+    """Each run's last validation score: ``{panel value: {embedding: {seed: score}}}``, panel values sorted."""
+    split = FIGURE_SPLIT[figure][0]
+    last = {}
+    for r in figure_runs(figure, rows):
+        key = (r[split], r["embedding"], r["seed"])
+        if key not in last or r["step"] > last[key]["step"]:
+            last[key] = r
+    out = {}
+    for (value, embedding, seed), r in sorted(last.items()):
+        out.setdefault(value, {}).setdefault(embedding, {})[seed] = r["val_score"]
+    return out
+
+
 def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEPS, jobs=1, log=print,
-                    progress=None):
+                    progress=None, checkpoints=None):
     """Train the runs of ``figures`` that ``out`` does not hold yet, appending each to ``out`` as it finishes.
 
     Parameters
@@ -212,6 +290,15 @@ def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEP
         Receives a line per finished run.
     progress : file-like, optional
         Where the progress line (runs done, time left) goes.
+    checkpoints : str or Path, optional
+        A folder for each run's checkpoint (:func:`checkpoint_name`), written every 250 steps: an
+        interrupted run continues from its last one (bit for bit) instead of from step 0, and each
+        finished run's weights stay there. The file names leave the steps out, so a sweep of more
+        steps (into another ``out``) continues the runs of a shorter one from where they ended, with
+        the numbers of runs trained that long from the start, if the shorter one's steps are a multiple
+        of 50 (the evaluation at its end is then one that the longer runs make too; otherwise the
+        sweep refuses the folder). A resumed run's ``run_cpu_s`` counts the
+        CPU time since its checkpoint only.
 
     Returns
     -------
@@ -234,7 +321,7 @@ def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEP
         done = _complete_runs(held)
         # drop a line cut short and the rows of any run that is not complete (it is trained again)
         kept = [keep.splitlines(keepends=True)[0]] + [
-            line for line, r in zip(keep.splitlines(keepends=True)[1:], held) if _run_key(r) in done]
+            line for line, r in zip(keep.splitlines(keepends=True)[1:], held) if run_key(r) in done]
         if "".join(kept) != text:
             out.write_text("".join(kept), encoding="utf-8")
     else:
@@ -256,11 +343,15 @@ def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEP
         if progress is not None and runs else None
     t0, cpu_total = time.perf_counter(), 0.0
     with out.open("a", encoding="utf-8", newline="") as fh:
+        configs = {run: _config(*run[:5], run[6]) for run in runs}
+        if checkpoints is not None:
+            checkpoints = Path(checkpoints)
+            checkpoints.mkdir(parents=True, exist_ok=True)
         if jobs == 1:
-            results = ((run, _train_one(run)) for run in runs)
+            results = ((run, _train_one(run, configs[run], checkpoints)) for run in runs)
         else:
             pool = ProcessPoolExecutor(max_workers=jobs)
-            futures = {pool.submit(_train_one, run): run for run in runs}
+            futures = {pool.submit(_train_one, run, configs[run], checkpoints): run for run in runs}
             results = ((futures[fut], fut.result()) for fut in as_completed(futures))
         try:
             for i, (run, (lines, cpu)) in enumerate(results, start=1):
@@ -295,7 +386,10 @@ def _train_sweep_command(args):
         if held and held[0]["steps"] != args.steps:
             raise ValueError(f"--steps={args.steps}, but --out={args.out!r} holds runs of {held[0]['steps']} "
                              "steps; a file holds one scale (give another --out)")
-    res = run_train_sweep(out, figures, args.seeds, args.steps, args.jobs, progress=sys.stderr)
+    if args.checkpoints is not None and Path(args.checkpoints).exists() and not Path(args.checkpoints).is_dir():
+        raise ValueError(f"--checkpoints={args.checkpoints!r} is not a folder")
+    res = run_train_sweep(out, figures, args.seeds, args.steps, args.jobs, progress=sys.stderr,
+                          checkpoints=args.checkpoints)
     print(f"trained {res['runs']} runs in {format_duration(res['wall_s'])} ({format_duration(res['cpu_s'])} CPU "
           f"in the workers); wrote {out}")
     return 0
@@ -318,4 +412,8 @@ def register(sub):
     p.add_argument("--out", default="train_sweep.csv",
                    help="the CSV to write (ending in .csv), or to resume if it is a train-sweep CSV of the same "
                         "--steps; any other file is refused (default: train_sweep.csv in the current folder)")
+    p.add_argument("--checkpoints", default=None, metavar="DIR",
+                   help="keep each run's checkpoint in this folder (every 250 steps): an interrupted run continues "
+                        "from its last one, and a later sweep of more --steps (into another --out) continues each "
+                        "run from where this one ended (default: none kept)")
     p.set_defaults(func=_train_sweep_command)
