@@ -35,7 +35,7 @@ def test_each_panel_draws_the_median_and_the_band_of_its_runs():
         lloyd = [line for line in axes[1, j].get_lines() if line.get_label() == "one Lloyd step"]
         assert len(lloyd) == 1 and set(lloyd[0].get_ydata()) == {1.0}
         assert not [line for line in axes[0, j].get_lines() if line.get_label() == "one Lloyd step"]
-    assert "3 seeds × 150 steps" in fig._suptitle.get_text() and "10 × 10,000" in fig._suptitle.get_text()
+    assert "3 seeds × 150 steps" in fig._suptitle.get_text() and "10 trials × 10,000 steps" in fig._suptitle.get_text()
     plt.close(fig)
 
 
