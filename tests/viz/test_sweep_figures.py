@@ -1,6 +1,8 @@
-"""The γ-sweep heatmaps in the authors' form (kmt_ref/viz/sweep_figures.py)."""
+"""The γ-sweep heatmaps in the authors' form (kmt_ref/viz/sweep_figures.py), and what docs/RESULTS.md says of them."""
 import csv
 import math
+import re
+from pathlib import Path
 
 import matplotlib
 
@@ -10,8 +12,10 @@ import pytest  # noqa: E402
 from matplotlib.collections import QuadMesh  # noqa: E402
 
 from kmt_ref.sweep import PAPER_GRID, summarize  # noqa: E402
+from kmt_ref.viz import registry  # noqa: E402
 from kmt_ref.viz import sweep_figures as S  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[2]
 PAIRS = list(S.HEATMAPS.values())
 
 
@@ -154,3 +158,32 @@ def test_bad_arguments_raise_naming_them(rows, tmp_path):
     with pytest.raises(ValueError, match="index='Gamma'"):
         S.heatmap_figure(tmp_path / "w.png", "Gamma", "Scale")
     assert not (tmp_path / "w.png").exists()
+
+
+def test_the_four_heatmaps_are_registered_beside_figure_2():
+    names = [f for f, _ in registry.FIGURES]
+    heat = [f for f in names if f.startswith("fig2_heatmap_")]
+    assert heat == [f"fig2_heatmap_{pdf[:-4].lower()}.png" for pdf in S.HEATMAPS]
+    assert names.index(heat[0]) == names.index("fig2_finite_gamma_gap.png") + 1
+    for f in heat:
+        assert (ROOT / "figures" / f).is_file()
+        assert f"../figures/{f}" in (ROOT / "docs" / "USAGE.md").read_text()
+
+
+def test_results_says_what_the_heatmaps_show(rows):
+    """docs/RESULTS.md's sentence on the heatmaps: each claim and number from the tables."""
+    text = (ROOT / "docs" / "RESULTS.md").read_text()
+    m = re.search(r"in every cell the mean Loss at γ = 1 is above those at γ = 10 and 100, and at each γ it is "
+                  r"largest at d = 1 \(in every column k\) and at s = 1 \(in every row k\)\. At γ = 100 the row "
+                  r"d = 1 alone stands out, its means rising to (\d\.\d+) at k = (\d+) while every row d ≥ 2 "
+                  r"lies within ±(\d\.\d+)\.", " ".join(text.split()))
+    assert m, "docs/RESULTS.md lacks the sentence on the heatmaps"
+    dk, ks = S.pair_table(rows, "Dimensions", "Clusters"), S.pair_table(rows, "Clusters", "Scale")
+    for t in (dk, ks, *(S.pair_table(rows, *p) for p in PAIRS[2:])):
+        assert (t.mean[0] > t.mean[1]).all() and (t.mean[0] > t.mean[2]).all()
+    assert (dk.mean.argmax(axis=1) == dk.index_values.index(1)).all()  # d = 1 in every column, at each γ
+    assert (ks.mean.argmax(axis=2) == ks.column_values.index(1)).all()  # s = 1 in every row, at each γ
+    top, k, within = float(m[1]), int(m[2]), float(m[3])
+    d1 = dk.mean[2, dk.index_values.index(1)]
+    assert top == round(d1.max(), 3) and k == dk.column_values[int(d1.argmax())]
+    assert within == round(np.abs(dk.mean[2, 1:]).max(), 3)
