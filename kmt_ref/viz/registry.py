@@ -24,6 +24,10 @@ import matplotlib
 FIGURES = [
     ("fig1_validation.png", "kmt_ref.viz.lloyd_figures:fig1_validation"),
     ("fig2_finite_gamma_gap.png", "kmt_ref.viz.lloyd_figures:fig2_finite_gamma_gap"),
+    ("fig2_heatmap_clusters_v_scale.png", "kmt_ref.viz.sweep_figures:fig2_heatmap_clusters_v_scale"),
+    ("fig2_heatmap_dimensions_v_clusters.png", "kmt_ref.viz.sweep_figures:fig2_heatmap_dimensions_v_clusters"),
+    ("fig2_heatmap_points_v_clusters.png", "kmt_ref.viz.sweep_figures:fig2_heatmap_points_v_clusters"),
+    ("fig2_heatmap_points_v_dimensions.png", "kmt_ref.viz.sweep_figures:fig2_heatmap_points_v_dimensions"),
     ("fig3_weights_and_attention.png", "kmt_ref.viz.lloyd_figures:fig3_weights_and_attention"),
     ("fig_soft_beta_sweep.png", "kmt_ref.viz.variant_figures:figure_soft_beta_sweep"),
     ("fig4_variants_outliers.png", "kmt_ref.viz.variant_figures:figure_variants_outliers"),
