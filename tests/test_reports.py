@@ -67,3 +67,16 @@ def test_readme_first_example_prints_what_the_readme_says():
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
     assert out.getvalue() == printed
+
+
+def test_train_sweep_findings_count_each_run_once():
+    """A run drawn by two figures (Figure 9's at λ = 10 are also in 10a and 10b) is one run in the counts."""
+    import re
+
+    from kmt_ref.learning import train_sweep as ts
+    from kmt_ref.reports import train_sweep_findings
+
+    runs = sum(len(ts.FIGURE_SETTINGS[f]) for f in ts.FIGURE_SETTINGS) * ts.DEFAULT_SEEDS
+    level = [line for line in train_sweep_findings().splitlines() if "Lloyd's level" in line][0]
+    assert re.findall(r"(\d+) of (\d+) (one-hot|d-only) runs", level) and all(
+        int(total) == runs for _, total, _ in re.findall(r"(\d+) of (\d+) (one-hot|d-only) runs", level))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import math
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -71,8 +72,8 @@ EMBEDDINGS_COMPARED = ("onehot", "none")
 COLUMNS = ("n", "d", "k", "loss_lambda", "embedding", "seed", "steps", "step", "train_loss", "val_score", "lr",
            "run_cpu_s")
 
-#: the scale of the committed sweep, kmt_ref/datasets/train_sweep.csv (open: the authors ran 10 trials of
-#: 10,000 steps; this scale runs all three figures in about an hour on two cores)
+#: the scale of the committed sweep, kmt_ref/datasets/train_sweep.csv (open: the authors' expts.md lists 10
+#: trials of 10,000 steps; its CPU time: ``python -m kmt_ref report train-sweep``)
 DEFAULT_STEPS = 600
 DEFAULT_SEEDS = 3
 
@@ -160,6 +161,16 @@ def _cost(n, d, k, embedding, steps):
     return steps * n / 512 * (32 + d_emb_of(d, k, embedding))
 
 
+def _replace_atomically(path, text):
+    """Write ``text`` to ``path`` through a temporary file and a rename: an interruption leaves the old file whole."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _format(value):
     if isinstance(value, float):
         return "" if math.isnan(value) else repr(value)
@@ -178,7 +189,7 @@ def _train_one(run, config, checkpoints=None):
     With a ``checkpoints`` folder the run writes its checkpoint there every ``config.checkpoint_every`` steps
     and continues from one it finds (:func:`~kmt_ref.learning.training.train`'s ``resume``, bit for bit).
     """
-    from .training import train, tune_malloc
+    from .training import TrainingDiverged, train, tune_malloc
 
     n, d, k, lam, embedding, seed, steps = run
     tune_malloc()
@@ -195,7 +206,10 @@ def _train_one(run, config, checkpoints=None):
             raise ValueError(f"checkpoints={str(checkpoints)!r} holds {path.name} at step {held:,}, {why}; "
                              "give another checkpoints folder")
     t0 = time.process_time()
-    ck = train(config, seed=seed, out=path, resume=resume, log=lambda line: None, blas_threads=1)
+    try:
+        ck = train(config, seed=seed, out=path, resume=resume, log=lambda line: None, blas_threads=1)
+    except TrainingDiverged as exc:  # name the run: the sweep stops here, and on every resume (training is seeded)
+        raise TrainingDiverged(f"the run n={n} d={d} k={k} lambda={lam:g} {embedding} seed={seed}: {exc}") from None
     cpu = time.process_time() - t0
     h = ck.history
     lines = []
@@ -218,8 +232,11 @@ def figure_curves(rows, figure, quantile=25.0):
     As the authors' ``plot_train_id_gen.py`` (their ``--quantile 25 --drop_step_zero``): the
     evaluations at step 0 are left out; at each evaluation step, the 50th, ``quantile``-th and
     (100 − ``quantile``)-th percentiles over the runs' seeds (``np.percentile``, linear
-    interpolation) of the validation score and of the mean training loss over the steps since
-    the last evaluation.
+    interpolation; with 3 seeds the 25–75 % band runs halfway from the median to the lowest and
+    the highest seed) of the validation score and of the mean training loss over the 50 steps
+    before the evaluation. That window holds the loss at the initial weights in its first point,
+    which the authors' ``--drop_step_zero`` leaves out of theirs, and each of theirs starts one
+    step later (open: the training history keeps one mean per evaluation).
 
     Returns
     -------
@@ -292,12 +309,12 @@ def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEP
         Where the progress line (runs done, time left) goes.
     checkpoints : str or Path, optional
         A folder for each run's checkpoint (:func:`checkpoint_name`), written every 250 steps: an
-        interrupted run continues from its last one (bit for bit) instead of from step 0, and each
-        finished run's weights stay there. The file names leave the steps out, so a sweep of more
-        steps (into another ``out``) continues the runs of a shorter one from where they ended, with
-        the numbers of runs trained that long from the start, if the shorter one's steps are a multiple
-        of 50 (the evaluation at its end is then one that the longer runs make too; otherwise the
-        sweep refuses the folder). A resumed run's ``run_cpu_s`` counts the
+        interrupted run continues from its last one (bit for bit, on the same machine and software)
+        instead of from step 0, and each finished run's weights stay there. The file names leave the
+        steps out, so a sweep of more steps (into another ``out``) continues the runs of a shorter one
+        from where they ended, with the numbers of runs trained that long from the start on that machine,
+        if the shorter one's steps are a multiple of 50 (the evaluation at its end is then one that the
+        longer runs make too; otherwise the sweep refuses the folder). A resumed run's ``run_cpu_s`` counts the
         CPU time since its checkpoint only.
 
     Returns
@@ -317,16 +334,15 @@ def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEP
             raise ValueError(f"steps={steps}, but {str(out)!r} holds runs of {held[0]['steps']} steps; "
                              "a file holds one scale (give another out)")
         text = out.read_text(encoding="utf-8")
-        keep = text[: text.rfind("\n") + 1]
+        lines = text[: text.rfind("\n") + 1].splitlines(keepends=True)[1:]
         done = _complete_runs(held)
         # drop a line cut short and the rows of any run that is not complete (it is trained again)
-        kept = [keep.splitlines(keepends=True)[0]] + [
-            line for line, r in zip(keep.splitlines(keepends=True)[1:], held) if run_key(r) in done]
-        if "".join(kept) != text:
-            out.write_text("".join(kept), encoding="utf-8")
+        kept = ",".join(COLUMNS) + "\n" + "".join(line for line, r in zip(lines, held) if run_key(r) in done)
+        if kept != text:
+            _replace_atomically(out, kept)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(",".join(COLUMNS) + "\n", encoding="utf-8")
+        _replace_atomically(out, ",".join(COLUMNS) + "\n")
         done = set()
     runs = []
     for f in figures:
@@ -403,7 +419,9 @@ def register(sub):
                     "CSV, one run at a time per job; re-running the same command resumes.")
     p.add_argument("--figure", choices=["9", "10a", "10b", "all"], default="9",
                    help="9: loss lambda in {1,4,7,10} at d in {4,32}, k=6; 10a: k in {10,16,25} at d=32; "
-                        "10b: d in {8,16} at k=6; all: the three (default: 9)")
+                        "10b: d in {8,16} at k=6; all: the three (default: 9). As the authors' plots, the drawn "
+                        "Figures 10a and 10b also show Figure 9's runs at lambda=10 (k=6; d=4 and 32): train "
+                        "--figure 9 too, or all")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
                    help=f"seeds 0..N-1 of every setting (default {DEFAULT_SEEDS}; the authors ran 10 trials)")
     p.add_argument("--steps", type=int, default=DEFAULT_STEPS,
@@ -415,5 +433,6 @@ def register(sub):
     p.add_argument("--checkpoints", default=None, metavar="DIR",
                    help="keep each run's checkpoint in this folder (every 250 steps): an interrupted run continues "
                         "from its last one, and a later sweep of more --steps (into another --out) continues each "
-                        "run from where this one ended (default: none kept)")
+                        "run from where this one ended, if this one's --steps is a multiple of 50 (else the later "
+                        "sweep refuses the folder) (default: none kept)")
     p.set_defaults(func=_train_sweep_command)

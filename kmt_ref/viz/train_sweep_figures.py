@@ -9,9 +9,11 @@ the authors ran 10 trials of 10,000 steps), stated on every figure.
 The form follows the authors' plotting commands (rithram/kmeans-trf ``expts.md``,
 "Appendix plots": ``--quantile 25 --drop_step_zero --logy --alt_plot``): one column
 per value of the swept setting; the top row the training loss (the mean over the
-steps since the last evaluation), the bottom row the validation score (objective
+50 steps before each evaluation; its first point holds the initial weights' loss, which the authors'
+``--drop_step_zero`` leaves out: :func:`~kmt_ref.learning.train_sweep.figure_curves`), the bottom row the validation score (objective
 after one layer / objective after one Lloyd step, mean over the validation tasks),
-each the median over seeds with the 25-75 % band, log₂ y axes, a dotted line at 1
+each the median over seeds with the 25-75 % band (with 3 seeds: halfway from the median to the
+lowest and the highest seed), log₂ y axes, a dotted line at 1
 (one Lloyd step) on the bottom row, both embeddings in the colours of matplotlib's
 Dark2 as theirs.
 """
@@ -20,8 +22,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.ticker import AutoMinorLocator, FuncFormatter, LogLocator, NullLocator
 
-from ..learning.train_sweep import (COMMITTED_CSV, DEFAULT_SEEDS, DEFAULT_STEPS, FIGURE_SPLIT, figure_curves,
-                                    read_train_sweep)
+from ..learning.train_sweep import COMMITTED_CSV, FIGURE_SPLIT, figure_curves, read_train_sweep
 from ..validation import check_choice
 from .canvas import save_png
 
@@ -92,8 +93,7 @@ def plot_train_sweep(rows, figure, scale=None):
 
 
 def _committed(figure, path):
-    rows = read_train_sweep(COMMITTED_CSV)
-    save_png(plot_train_sweep(rows, figure, f"{DEFAULT_SEEDS} seeds × {DEFAULT_STEPS:,} steps"), path)
+    save_png(plot_train_sweep(read_train_sweep(COMMITTED_CSV), figure), path)
 
 
 def fig9a_loss_temperature(path):

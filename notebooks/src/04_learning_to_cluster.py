@@ -20,9 +20,11 @@
 # - compare learned with hand-set weights, and read the learned layer as a *soft* Lloyd at a finite
 #   temperature;
 # - explain with measurements why a layer can end below Lloyd, why the d-only ablation cannot, and why the
-#   quick run needs d = 8 rather than d = 4.
+#   quick run needs d = 8 rather than d = 4;
+# - read the paper's Figure 9 (the loss's λ, with and without the one-hot rows) at a reduced scale, and say
+#   what 600 steps can and cannot show.
 #
-# *Prerequisites:* notebook 01 (the hand-set layer of Theorem 2.1), gradient descent. *Time:* about 45 minutes to
+# *Prerequisites:* notebook 01 (the hand-set layer of Theorem 2.1), gradient descent. *Time:* about 50 minutes to
 # read and run, including three short self-checks (04.9–04.11, after sections 2, 3 and 6; 5 minutes in all);
 # the eight exercises at the end take about 100 minutes more.
 #
@@ -605,9 +607,11 @@ assert gain32.mean() < 0.5 * layer32.mean()                          # the parti
 # n = 512, each with the one-hot rows (d_emb = d + k) and without them (d_emb = d), 10 trials of 10,000 steps
 # each. `python -m kmt_ref train-sweep --figure 9` runs that grid. The runs committed in
 # `kmt_ref/datasets/train_sweep.csv` are at a **reduced scale**, 3 seeds × 600 steps (what fits in about
-# an hour and a half on two cores); everything else is the protocol of §4 and §5. The cell draws them as
-# the authors' `plot_train_id_gen.py` draws theirs: the median over seeds with the 25–75 % band, log₂ axes,
-# the dotted line at one Lloyd step.
+# an hour and a half on two cores); everything else is the protocol of the paper-scale models of §5. The cell
+# draws them as the authors' `plot_train_id_gen.py` draws theirs: the median over seeds with the 25–75 % band
+# (with 3 seeds, halfway from the median to the lowest and the highest seed), log₂ y axes, the dotted line at
+# one Lloyd step. What the runs show beside what the follow-up reports of its own, and Figures 10a and 10b:
+# [the training sweeps](../docs/RESULTS.md#the-training-sweeps-the-papers-figures-9-10a-10b-at-a-reduced-scale).
 
 # %%
 from kmt_ref.learning.train_sweep import COMMITTED_CSV, final_scores, read_train_sweep
@@ -627,9 +631,10 @@ for name, d in (("9a", 4), ("9b", 32)):
 # %% [markdown]
 # TEXT-TBD
 #
-# How far 600 steps go: the committed models of §5 are the runs of this sweep at d = 32, k = 10, λ = 10, seed 0
-# (Figure 10a's), continued to 10,000 steps. The cell checks that the sweep's runs are their first 600 steps
-# and prints where they stand then and at the end.
+# How far 600 steps go: the committed models of §5 were trained in the setting of this sweep's runs at d = 32,
+# k = 10, λ = 10 (Figure 10a's) with the same seed, for 10,000 steps. The cell checks that over the first 600
+# steps they score what the sweep's runs score (two float32 trainings of the same run) and prints where they
+# stand at step 600 and at the end.
 
 # %%
 for model, embedding in ((paper, "onehot"), (donly, "none")):
@@ -637,7 +642,7 @@ for model, embedding in ((paper, "onehot"), (donly, "none")):
     h = model.history
     ours = np.array([r["val_score"] for r in run])
     theirs = h["val"][np.searchsorted(h["step"], [r["step"] for r in run])]
-    # two float32 trainings of the same run: measured at most 2.5e-7 apart (relative); both are committed files
+    # two float32 trainings of the same run, in two processes: measured at most 2.5e-7 apart (relative)
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
     print(f"{embedding:6s}: step 600 {theirs[-1]:.3f}; first below 1.3 at step {h['step'][np.argmax(h['val'] < 1.3)]:.0f}; "
           f"step {h['step'][-1]:.0f}: {h['val'][-1]:.3f}")

@@ -171,7 +171,7 @@ def test_the_committed_sweep_holds_every_run_of_its_scale():
 
 @pytest.mark.parametrize("model, embedding", [("paper", "onehot"), ("paper_d_only", "none")])
 def test_the_committed_sweep_begins_the_committed_models(model, embedding):
-    """The sweep's run at the main setting's d, k, λ and seed 0 is the committed model's first steps."""
+    """The sweep's run at the main setting's d, k, λ and seed 0 scores what the committed model did in its first steps."""
     from kmt_ref.learning import MODELS_DIR, load_checkpoint
 
     ck = load_checkpoint(MODELS_DIR / f"{model}.npz")
@@ -183,9 +183,9 @@ def test_the_committed_sweep_begins_the_committed_models(model, embedding):
     h = ck.history
     at = np.searchsorted(h["step"], [r["step"] for r in run])
     np.testing.assert_array_equal(h["step"][at], [r["step"] for r in run])
-    # two float32 trainings, in other processes at other times (the model's is older): their numbers round
-    # differently. Measured between the two committed files: at most 2.5e-7 relative (validation and loss, one-hot
-    # run); the tolerance is four times that. Both files are fixed, so this holds on any machine.
+    # two float32 trainings of the same run, in two processes: their numbers round differently. Measured between
+    # the two committed files: at most 2.5e-7 relative (validation and loss); the tolerance is four times that.
+    # Both files are fixed, so the comparison is the same on any machine.
     np.testing.assert_allclose([r["val_score"] for r in run], h["val"][at], rtol=1e-6)
     np.testing.assert_allclose([r["train_loss"] for r in run][1:], h["loss"][at][1:], rtol=1e-6)
     np.testing.assert_array_equal([r["lr"] for r in run], h["lr"][at])
@@ -215,3 +215,11 @@ def test_checkpoints_continue_a_run_bit_for_bit(tiny, tmp_path):
     (tmp_path / "file").write_text("x")
     assert main(["train-sweep", "--figure", "10a", "--seeds", "1", "--steps", "20", "--out", str(tmp_path / "c.csv"),
                  "--checkpoints", str(tmp_path / "file")]) == 2
+
+
+def test_a_header_cut_short_is_written_again(tiny, tmp_path):
+    out = tmp_path / "h.csv"
+    out.write_text(",".join(ts.COLUMNS))  # an interruption while the header was written
+    assert ts.run_train_sweep(out, ["10a"], seeds=1, steps=20, log=lambda line: None)["runs"] == 2
+    assert _lines(out)[0] == ",".join(ts.COLUMNS) + "\n" and len(ts.read_train_sweep(out)) == 2 * 2
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
