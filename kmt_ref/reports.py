@@ -253,7 +253,7 @@ def train_sweep_findings():
     "here" is computed from ``kmt_ref/datasets/train_sweep.csv`` and the committed models.
     """
     from .learning.checkpoint import load_checkpoint
-    from .learning.train_sweep import run_key
+    from .learning.train_sweep import figure_curves, run_key
 
     rows, finals, steps, _ = _train_sweep()
 
@@ -277,6 +277,13 @@ def train_sweep_findings():
         return f"{sum(x < 1 for x in last.values())} of {len(last)}"
 
     lams = ", ".join(f"{v:g}" for v in finals["9a"])
+    hot = figure_curves(rows, "9a")[min(finals["9a"])]  # d = 4 at the smallest λ
+
+    def rise(embedding):
+        c = hot[embedding]
+        low = int(np.argmin(c["val"][1]))
+        return (f"{embedding.replace('none', 'd-only').replace('onehot', 'one-hot')} from {c['val'][1][low]:.3f} at "
+                f"step {int(c['step'][low])} to {c['val'][1][-1]:.3f} at step {int(c['step'][-1])}")
     out = [
         "- **The one-hot rows.** The follow-up (its Appendix A): \"the models without these additional "
         "dimensions (the NA models) are empirically unable to match Lloyd's\"; its Section 3 (d = 4, k = 6): at "
@@ -289,7 +296,10 @@ def train_sweep_findings():
         "matching or even outperforming 1-step Lloyd's\"; \"for the larger value of d […] τ does not need to be "
         f"too low\". Here, the median final validation score at λ = {lams} (τ = 1/λ): at d = 4 one-hot "
         f"{listing('9a', 'onehot')}, d-only {listing('9a', 'none')}; at d = 32 one-hot {listing('9b', 'onehot')}, "
-        f"d-only {listing('9b', 'none')}.",
+        f"d-only {listing('9b', 'none')}. At d = 4, λ = {min(finals['9a']):g} the median validation score rises while "
+        f"training: {rise('onehot')}, {rise('none')}; the follow-up (its Section 3, d = 4, τ = 1, its softmax "
+        "loss): the learned layer \"does not perform well on the unseen validation clustering tasks for any of the "
+        "token embedding schemes (the validation loss increases during training)\".",
         "- **k.** The follow-up (its Appendix F, its Figure 15, d = 32, τ = 0.1): the one-hot and binary layers "
         "\"outperform Lloyd's on the validation tasks\" at every k it ran (6, 10, 16, 25; at k = 25 three of ten "
         "one-hot trials hit numerical problems and did not recover, and the median still outperforms). Here "

@@ -80,3 +80,34 @@ def test_train_sweep_findings_count_each_run_once():
     level = [line for line in train_sweep_findings().splitlines() if "Lloyd's level" in line][0]
     assert re.findall(r"(\d+) of (\d+) (one-hot|d-only) runs", level) and all(
         int(total) == runs for _, total, _ in re.findall(r"(\d+) of (\d+) (one-hot|d-only) runs", level))
+
+
+def test_train_sweep_statements_in_results_hold():
+    """The words after the training-sweep findings in docs/RESULTS.md, each checked against the committed CSV."""
+    import numpy as np
+
+    from kmt_ref.learning.train_sweep import COMMITTED_CSV, figure_curves, final_scores, read_train_sweep
+
+    rows = read_train_sweep(COMMITTED_CSV)
+    f = {name: final_scores(rows, name) for name in ("9a", "9b", "10a", "10b")}
+    med = lambda name, e: {v: np.median(list(by[e].values())) for v, by in f[name].items()}  # noqa: E731
+    assert all(r["val_score"] > 1 for r in rows if r["step"] == r["steps"])  # every run above one Lloyd step
+    pairs = lambda name, lam: [by["onehot"][s] < by["none"][s] for v, by in f[name].items() if v in lam  # noqa
+                               for s in by["onehot"]]
+    assert all(pairs("9b", (1.0, 4.0, 7.0, 10.0)))  # every seed pair at d = 32
+    assert 0 < sum(pairs("9a", (1.0, 4.0, 7.0, 10.0))) < len(pairs("9a", (1.0, 4.0, 7.0, 10.0)))  # some at d = 4
+    for e in ("onehot", "none"):
+        m4, m32 = med("9a", e), med("9b", e)
+        assert max(m4, key=m4.get) == 1.0 and max(m32, key=m32.get) == 1.0  # λ = 1 the worst at both d
+        assert m4[1.0] - max(m4[x] for x in (4.0, 7.0, 10.0)) > 1  # by more than 1 at d = 4
+        assert 0 < m32[1.0] - max(m32[x] for x in (4.0, 7.0, 10.0)) < 0.05  # by less than 0.05 at d = 32
+        assert max(m4[x] for x in (4.0, 7.0, 10.0)) - min(m4[x] for x in (4.0, 7.0, 10.0)) < 0.06
+        c = figure_curves(rows, "9a")[1.0][e]["val"][1]
+        assert c[-1] > c.min() + 0.5  # the validation score rises while training at d = 4, λ = 1
+        d = list(med("10b", e).values())
+        assert all(b > a for a, b in zip(d, d[1:]))  # rises with d at k = 6, λ = 10
+        k = list(med("10a", e).values())
+        assert not (all(b > a for a, b in zip(k, k[1:])) or all(b < a for a, b in zip(k, k[1:])))  # no trend in k
+    results = (Path(__file__).resolve().parents[1] / "docs" / "RESULTS.md").read_text()
+    for phrase in ("by more than 1 at\nd = 4", "by less\nthan 0.05 at d = 32", "within 0.06 of each other"):
+        assert phrase in results
