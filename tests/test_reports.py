@@ -94,7 +94,7 @@ def test_train_sweep_statements_in_results_hold():
     assert all(r["val_score"] > 1 for r in rows if r["step"] == r["steps"])  # every run above one Lloyd step
     pairs = lambda name, lam: [by["onehot"][s] < by["none"][s] for v, by in f[name].items() if v in lam  # noqa
                                for s in by["onehot"]]
-    assert all(pairs("9b", (1.0, 4.0, 7.0, 10.0)))  # every seed pair at d = 32
+    assert all(pairs("9b", (1.0, 4.0, 7.0, 10.0)))  # every seed pair of Figure 9 at d = 32
     assert 0 < sum(pairs("9a", (1.0, 4.0, 7.0, 10.0))) < len(pairs("9a", (1.0, 4.0, 7.0, 10.0)))  # some at d = 4
     for e in ("onehot", "none"):
         m4, m32 = med("9a", e), med("9b", e)
@@ -104,10 +104,7 @@ def test_train_sweep_statements_in_results_hold():
         assert max(m4[x] for x in (4.0, 7.0, 10.0)) - min(m4[x] for x in (4.0, 7.0, 10.0)) < 0.06
         c = figure_curves(rows, "9a")[1.0][e]["val"][1]
         assert c[-1] > c.min() + 0.5  # the validation score rises while training at d = 4, λ = 1
-        d = list(med("10b", e).values())
-        assert all(b > a for a, b in zip(d, d[1:]))  # rises with d at k = 6, λ = 10
-        k = list(med("10a", e).values())
-        assert not (all(b > a for a, b in zip(k, k[1:])) or all(b < a for a, b in zip(k, k[1:])))  # no trend in k
+        assert med("10b", e)[32] > med("10b", e)[4]  # higher at d = 32 than at d = 4 (k = 6, λ = 10)
     results = (Path(__file__).resolve().parents[1] / "docs" / "RESULTS.md").read_text()
     for phrase in ("by more than 1 at\nd = 4", "by less\nthan 0.05 at d = 32", "within 0.06 of each other"):
         assert phrase in results

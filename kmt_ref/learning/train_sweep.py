@@ -420,7 +420,7 @@ def register(sub):
     p.add_argument("--figure", choices=["9", "10a", "10b", "all"], default="9",
                    help="9: loss lambda in {1,4,7,10} at d in {4,32}, k=6; 10a: k in {10,16,25} at d=32; "
                         "10b: d in {8,16} at k=6; all: the three (default: 9). As the authors' plots, the drawn "
-                        "Figures 10a and 10b also show Figure 9's runs at lambda=10 (k=6; d=4 and 32): train "
+                        "Figures 10a and 10b also show Figure 9's runs at lambda=10 (k=6; d=4 and 32): run "
                         "--figure 9 too, or all")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
                    help=f"seeds 0..N-1 of every setting (default {DEFAULT_SEEDS}; the authors ran 10 trials)")

@@ -67,7 +67,7 @@ def plot_train_sweep(rows, figure, scale=None):
             label, ci = EMBEDDING_STYLE[embedding]
             for ax, key in ((top, "loss"), (bottom, "val")):
                 lo, med, hi = c[key]
-                ax.plot(c["step"], med, color=colors[ci], lw=1.2, label=label)
+                ax.plot(c["step"], med, color=colors[ci], lw=1.2, marker="o", ms=2.5, label=label)  # one point shows
                 ax.fill_between(c["step"], lo, hi, color=colors[ci], alpha=0.2, lw=0)
         bottom.axhline(1.0, color="k", ls=":", lw=1.0, label="one Lloyd step")
         top.set_title(_panel_title(figure, value), fontsize=10)
