@@ -108,3 +108,19 @@ def test_train_sweep_statements_in_results_hold():
     results = (Path(__file__).resolve().parents[1] / "docs" / "RESULTS.md").read_text()
     for phrase in ("by more than 1 at\nd = 4", "by less\nthan 0.05 at d = 32", "within 0.06 of each other"):
         assert phrase in results
+
+
+def test_results_states_the_training_sweeps_grid_and_scale():
+    """The grid and scale RESULTS.md gives for the training sweeps are the command's."""
+    from kmt_ref.learning import train_sweep as ts
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "RESULTS.md").read_text()
+    settings = sum(len(v) for v in ts.FIGURE_SETTINGS.values())
+    assert f"training commands of {settings} settings at n = 512" in text
+    assert f"**{ts.DEFAULT_SEEDS} seeds × {ts.DEFAULT_STEPS} steps**" in text
+    assert f"--seeds {ts.DEFAULT_SEEDS} --steps {ts.DEFAULT_STEPS}" in text
+    assert "Figure 9 covers λ ∈ {1, 4, 7, 10} at\nd ∈ {4, 32}, k = 6" in text
+    assert ts.FIGURE_SETTINGS["9"] == [(512, d, 6, lam) for d in (4, 32) for lam in (1.0, 4.0, 7.0, 10.0)]
+    assert "Figure 10a k ∈ {10, 16, 25} at d = 32,\nλ = 10, and Figure 10b d ∈ {8, 16} at k = 6, λ = 10" in text
+    assert ts.FIGURE_SETTINGS["10a"] == [(512, 32, k, 10.0) for k in (10, 16, 25)]
+    assert ts.FIGURE_SETTINGS["10b"] == [(512, d, 6, 10.0) for d in (8, 16)]

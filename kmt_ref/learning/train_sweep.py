@@ -46,8 +46,8 @@ from .config import TrainConfig
 from .model import d_emb_of
 
 __all__ = ["FIGURE_SETTINGS", "FIGURE_SPLIT", "EMBEDDINGS_COMPARED", "COLUMNS", "DEFAULT_STEPS", "DEFAULT_SEEDS",
-           "COMMITTED_CSV", "SWEEP_FILE", "run_key", "checkpoint_name", "figure_runs", "figure_curves", "final_scores", "read_train_sweep",
-           "run_train_sweep"]
+           "COMMITTED_CSV", "SWEEP_FILE", "run_key", "checkpoint_name", "figure_runs", "figure_curves", "final_scores",
+           "read_train_sweep", "run_train_sweep"]
 
 #: the settings (n, d, k, loss λ) each figure's training runs use (the authors' ``expts.md``)
 FIGURE_SETTINGS = {
@@ -157,7 +157,10 @@ def _config(n, d, k, lam, embedding, steps):
 
 
 def _cost(n, d, k, embedding, steps):
-    """A run's expected CPU time, in arbitrary units: a step at n = 512 was measured to grow about as 32 + d_emb."""
+    """A run's expected CPU time, in arbitrary units: about 32 + d_emb per step at n = 512.
+
+    As the committed CSV's ``run_cpu_s`` grow (the progress line's estimate of the time left rests on it).
+    """
     return steps * n / 512 * (32 + d_emb_of(d, k, embedding))
 
 

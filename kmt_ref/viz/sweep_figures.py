@@ -21,7 +21,8 @@ the order 1, 10, 100, each titled by its γ; one colour scale for all panels,
 0 to 3, the upper (white to dark red) half of ``seismic`` (seaborn's
 ``cmap='seismic', center=0, vmin=0, vmax=3``), so a mean below 0 draws as 0
 and one above 3 as 3; ticks on every third value of x and every second of y
-(their seaborn output); the label "Scaling" for ``Scale`` on x.
+(their seaborn output, in all but the narrower last panel of their Points
+figures); the label "Scaling" for ``Scale`` on x.
 
 The project's choices (open): NaN Losses (a cluster emptied by Lloyd or by
 the linear update; see :mod:`kmt_ref.sweep`) are left out, each cell being

@@ -74,7 +74,8 @@ def plot_train_sweep(rows, figure, scale=None):
         bottom.set_xlabel("training step")
         for ax in (top, bottom):
             ax.set_yscale("log", base=2)
-            # ticks at 1, 1.25, 1.5, 1.75 times each power of 2, written as numbers (a panel spans less than 2²)
+            # ticks at 1, 1.25, 1.5, 1.75 times each power of 2, written as numbers (the committed panels span
+            # one to three octaves)
             ax.yaxis.set_major_locator(LogLocator(base=2, subs=(1.0, 1.25, 1.5, 1.75)))
             ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:.4g}"))
             ax.yaxis.set_minor_locator(NullLocator())

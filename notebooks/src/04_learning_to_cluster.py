@@ -606,8 +606,8 @@ assert gain32.mean() < 0.5 * layer32.mean()                          # the parti
 # λ ∈ {1, 4, 7, 10} (the figure's panels give the *loss temperature* 1/λ) at d = 4 and d = 32, with k = 6 and
 # n = 512, each with the one-hot rows (d_emb = d + k) and without them (d_emb = d), 10 trials of 10,000 steps
 # each. `python -m kmt_ref train-sweep --figure 9` runs that grid. The runs committed in
-# `kmt_ref/datasets/train_sweep.csv` are at a **reduced scale**, 3 seeds × 600 steps (what fits in about
-# an hour and a half on two cores); everything else is the protocol of the paper-scale models of §5. The cell
+# `kmt_ref/datasets/train_sweep.csv` are at a **reduced scale**, 3 seeds × 600 steps (their CPU time: the section
+# linked below); everything else is the protocol of the paper-scale models of §5. The cell
 # draws them as the authors' `plot_train_id_gen.py` draws theirs: the median over seeds with the 25–75 % band
 # (with 3 seeds, halfway from the median to the lowest and the highest seed), log₂ y axes, the dotted line at
 # one Lloyd step. What the runs show beside what the follow-up reports of its own, and Figures 10a and 10b:
