@@ -238,7 +238,8 @@ def train_sweep_table():
             lines.append(f"| {figure} | {_panel(figure, value)} | {_median_band(by['onehot'])} | "
                          f"{_median_band(by['none'])} | {sum(pairs)} of {len(pairs)} |")
     cpu = list({run_key(r): r["run_cpu_s"] for r in rows}.values())
-    lines.append(f"\nA panel's runs: {seeds} seeds of {steps:,} steps per embedding; a run's final score: the objective "
+    lines.append(f"\nA panel's runs: {seeds} seed{'' if seeds == 1 else 's'} of {steps:,} steps per embedding; "
+                 f"a run's final score: the objective "
                  f"after one layer / after one Lloyd step, mean over its {TrainConfig.n_val} validation tasks, at its "
                  f"last step. A run serves every figure that draws it (Figure 9's runs at λ = 10 are also in 10a "
                  f"and 10b). The {len(cpu)} runs took {sum(cpu) / 3600:.2f} CPU hours, {min(cpu) / 60:.1f}–"

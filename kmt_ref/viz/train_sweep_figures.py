@@ -55,7 +55,8 @@ def plot_train_sweep(rows, figure, scale=None):
     if scale is None:
         seeds = sorted({len(c["seeds"]) for by in curves.values() for c in by.values()})
         steps = sorted({r["steps"] for r in rows})
-        scale = f"{'–'.join(map(str, seeds))} seeds × {'–'.join(f'{s:,}' for s in steps)} steps"
+        scale = (f"{'–'.join(map(str, seeds))} seed{'' if seeds == [1] else 's'} × "
+                 f"{'–'.join(f'{s:,}' for s in steps)} steps")
     colors = plt.get_cmap("Dark2").colors
     ncol = len(curves)
     fig, axes = plt.subplots(2, ncol, figsize=(2.9 * ncol + 0.6, 5.6), sharex=True, squeeze=False,

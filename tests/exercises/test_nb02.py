@@ -2,7 +2,6 @@
 the checkers' code (wrong_nb02.RIGHT, in NumPy) pass; shortcuts through the functions an exercise forbids,
 and functions fitted to the notebook's example, fail."""
 import importlib.util
-import time
 from pathlib import Path
 
 import numpy as np
@@ -47,10 +46,9 @@ def test_the_forbidden_functions():
 
 
 @pytest.mark.parametrize("id", sorted(RIGHT))
-def test_an_independent_right_answer_passes_fast(id):
-    start = time.perf_counter()
+def test_an_independent_right_answer_passes(id):
+    """(How long each check takes is measured by benchmarks/bench_checkers.py, which reads RIGHT from here.)"""
     assert check(id, RIGHT[id], quiet=True)
-    assert time.perf_counter() - start < 2.0
 
 
 # ----------------------------------------------------------------------------- 02.1

@@ -1,9 +1,9 @@
 """Notebook 03's checkers: the premises they rest on, re-measured on the transformers and loops; right answers
 written independently (tests/exercises/right_nb03.py, and bisections on the transformers here) pass; shortcuts
-through the forbidden functions, functions fitted to the notebook's data and half-right answers fail; every
-check is quick. The plausible wrong answers are in tests/exercises/wrong_nb03.py (test_registry.py runs them)."""
+through the forbidden functions, functions fitted to the notebook's data and half-right answers fail
+(benchmarks/bench_checkers.py times the checks). The plausible wrong answers are in tests/exercises/wrong_nb03.py
+(test_registry.py runs them)."""
 import importlib.util
-import time
 from pathlib import Path
 
 import numpy as np
@@ -328,9 +328,8 @@ RIGHT = {"03.1": right.disagreeing_scores, "03.2": bisect_gamma1, "03.3": 1.25, 
 
 
 @pytest.mark.parametrize("id", [i for i, ex in EXERCISES.items() if i.startswith("03.") and ex.checked])
-def test_each_checker_is_fast(id):
-    """With a right answer (the slow routes: bisections on the transformers), each check is well under 2 s."""
-    t0 = time.perf_counter()
+def test_each_checker_passes_a_right_answer(id):
+    """With a right answer (the slow routes: bisections on the transformers) each check passes; how long it takes is
+    measured by benchmarks/bench_checkers.py, which reads RIGHT from here."""
     assert check(id, RIGHT[id], quiet=True)
-    assert time.perf_counter() - t0 < 2.0
 

@@ -1,7 +1,7 @@
 """Notebook 05's checkers: the premises they rest on, re-measured; right answers written independently
-of the library functions the exercises forbid pass, quickly; shortcuts through those functions and
-functions fitted to the notebook's examples fail; a half-right answer gets the points of its right part."""
-import time
+of the library functions the exercises forbid pass (benchmarks/bench_checkers.py times them); shortcuts
+through those functions and functions fitted to the notebook's examples fail; a half-right answer gets the
+points of its right part."""
 
 import numpy as np
 import pytest
@@ -53,10 +53,9 @@ def test_every_checked_exercise_has_an_independent_right_answer_here():
 
 
 @pytest.mark.parametrize("id", sorted(RIGHT))
-def test_right_answers_pass_quickly(id):
-    t0 = time.perf_counter()
+def test_right_answers_pass(id):
+    """(How long each check takes is measured by benchmarks/bench_checkers.py, which reads RIGHT from here.)"""
     assert check(id, RIGHT[id], quiet=True)
-    assert time.perf_counter() - t0 < 2.0
 
 
 # ----------------------------------------------------------------------------- the measured premises
@@ -275,13 +274,6 @@ def test_hints_do_not_state_the_answer(capsys):
     out = capsys.readouterr().out
     for secret in ("15", "45", "0.6875", "11/16", "1.007e", "10071"):
         assert secret not in out, secret
-
-
-def test_every_check_is_quick():
-    for id in ("05.1", "05.3", "05.4"):
-        t0 = time.perf_counter()
-        check(id, RIGHT[id], quiet=True)
-        assert time.perf_counter() - t0 < 1.0, id
 
 
 def test_05_3_a_float32_answer_gets_a_hint_about_the_dtype(capsys):
