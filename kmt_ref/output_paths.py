@@ -3,6 +3,7 @@
 Nothing is lost to a path that cannot be written after an hour of training. The one rule of every
 command: a file's name ends in its format's suffix (never appended silently), and an existing file is
 written over only if it is of the command's own kind. :mod:`kmt_ref.validation` re-exports these names.
+:func:`replace_atomically` is how the resumable commands (``sweep``, ``train-sweep``) rewrite their CSV.
 """
 from __future__ import annotations
 
@@ -122,3 +123,14 @@ def check_output_dir(path, name, files=(), existing=PNG_FILE):
             _check_existing(p / fname, f"{name} (its file {fname})", p / fname, existing)
     _check_can_create_in(p, name, path)
     return p
+
+
+def replace_atomically(path, text):
+    """Write ``text`` to ``path`` through a temporary file and a rename: an interruption leaves the old file whole."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

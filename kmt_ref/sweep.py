@@ -77,7 +77,7 @@ from .blas import blas_limit, describe_blas_threads, resolve_blas_threads
 from .core.tokens import EmptyClusterError
 from .data import gaussian_blobs
 from .progress import Progress
-from .output_paths import not_read_by
+from .output_paths import not_read_by, replace_atomically
 from .validation import check_count, check_output_file
 
 __all__ = ["COLUMNS", "PAPER_GRID", "SMALL_GRID", "GRIDS", "N_STEPS", "AUTHORS_PUBLISHED", "cell_rng",
@@ -335,11 +335,11 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas
     done = {_row_key(r) for r in read_sweep(out)} if out.exists() else set()
     if out.exists():
         text = out.read_text()
-        if not text.endswith("\n"):  # drop a line cut short
-            out.write_text(text[: text.rfind("\n") + 1])
+        if not text.endswith("\n"):  # drop a line cut short; an interruption here leaves the old file whole
+            replace_atomically(out, text[: text.rfind("\n") + 1])
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(",".join(COLUMNS) + "\n")
+        replace_atomically(out, ",".join(COLUMNS) + "\n")
     todo = []
     for cell in grid_cells(grid, max_points):
         gammas = [g for g in grid["gamma"] if (*cell, g) not in done]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kmt_ref import EmptyClusterError
+from kmt_ref import EmptyClusterError, output_paths
 from kmt_ref import sweep as sw
 from kmt_ref.cli import main
 
@@ -76,6 +76,21 @@ def test_run_writes_their_columns_and_resumes(tmp_path):
     out.write_text(text[: len(text) - 30])
     sw.run_sweep(out, TINY, log=lambda *_: None)
     assert sorted(out.read_text().splitlines()) == sorted(lines)
+
+
+def test_an_interruption_while_a_cut_file_is_rewritten_leaves_it_whole(tmp_path, monkeypatch):
+    out = tmp_path / "s.csv"
+    sw.run_sweep(out, TINY, log=lambda *_: None)
+    cut = out.read_text()[:-30]
+    out.write_text(cut)
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(output_paths.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sw.run_sweep(out, TINY, log=lambda *_: None)
+    assert out.read_text() == cut and [p.name for p in tmp_path.iterdir()] == ["s.csv"]  # no temporary file left
 
 
 def test_nan_policy(monkeypatch):

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -40,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..progress import Progress, format_duration
-from ..output_paths import not_read_by
+from ..output_paths import not_read_by, replace_atomically
 from ..validation import check_choice, check_count, check_real_in
 from .config import TrainConfig
 from .model import d_emb_of
@@ -162,16 +161,6 @@ def _cost(n, d, k, embedding, steps):
     As the committed CSV's ``run_cpu_s`` grow (the progress line's estimate of the time left rests on it).
     """
     return steps * n / 512 * (32 + d_emb_of(d, k, embedding))
-
-
-def _replace_atomically(path, text):
-    """Write ``text`` to ``path`` through a temporary file and a rename: an interruption leaves the old file whole."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def _format(value):
@@ -342,10 +331,10 @@ def run_train_sweep(out, figures=("9",), seeds=DEFAULT_SEEDS, steps=DEFAULT_STEP
         # drop a line cut short and the rows of any run that is not complete (it is trained again)
         kept = ",".join(COLUMNS) + "\n" + "".join(line for line, r in zip(lines, held) if run_key(r) in done)
         if kept != text:
-            _replace_atomically(out, kept)
+            replace_atomically(out, kept)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
-        _replace_atomically(out, ",".join(COLUMNS) + "\n")
+        replace_atomically(out, ",".join(COLUMNS) + "\n")
         done = set()
     runs = []
     for f in figures:
