@@ -4,20 +4,20 @@
 
 A student runs ``check(id, answer)`` in a notebook cell and waits for its verdict. For every checked
 exercise of notebooks 01-05 this times ``check(id, answer, quiet=True)`` with the right answer the test
-suite checks it with (``RIGHT`` in ``tests/exercises/test_nb0N.py`` and ``test_quizzes.py``; the slowest
-are notebook 04's, which run the trained model and Lloyd on fresh tasks, and the bisections of 01.7, 03.2
-and 03.5). The first call of each is timed apart ("first"): it also fills what a checker keeps for the
-rest of the session (01.7's reference bisections, for example). Then ``--repeat`` rounds, in one process;
-in each round the BLAS runs at the thread count it started with ("default") and at one thread
-(``kmt_ref.blas.blas_limit(1)``), the order swapped every round, and the baseline is timed first.
+suite checks it with (``RIGHT`` and ``RIGHT_VALUES`` in ``tests/exercises/test_nb0N.py``, ``RIGHT`` in
+``test_quizzes.py``; the slowest are notebook 04's, which run the trained model and Lloyd on fresh tasks,
+and the bisections of 01.7, 03.2 and 03.5). The first call of each is timed apart ("first"): it also fills
+what a checker keeps for the rest of the session (01.7's reference bisections, for example). Then
+``--repeat`` rounds, in one process; in each round the BLAS runs at the thread count it started with
+("default") and at one thread (``kmt_ref.blas.blas_limit(1)``), the order swapped every round, and the
+baseline is timed first.
 
-The baseline: :func:`kmt_ref.lloyd` on n = 100,000 points, d = 16, k = 16, 10 iterations, at one BLAS
-thread (the Lloyd run of ``benchmarks/bench_forward.py``). The machines are shared and noisy, so the
-figures are wall times as ratios to the baseline of the same round (the median over the rounds);
-seconds are printed beside them for orientation. The goals (:data:`GOALS`, per notebook): every check,
-first call included, within 18 baselines at either thread count (set as 2 s on a 2-core AMD EPYC where
-the baseline took about 0.11 s); notebook 04's within 45 baselines (about 5 s there). A check over its
-goal is marked, and the last line counts them.
+The baseline: :func:`kmt_ref.lloyd` on the data of ``benchmarks/bench_forward.py`` at its defaults (n =
+100,000 uniform points in d = 16, k = 16 of them as the initial centers, seed 0), 10 iterations, at one
+BLAS thread. The machines are shared and noisy, so the figures are wall times as ratios to the baseline of
+the same round (the median over the rounds); seconds are printed beside them for orientation. A check is
+over its goal (:data:`GOALS`, per notebook; docs/PERFORMANCE.md states them) if its first call or its
+median at either thread count exceeds it; it is marked, and the last line lists the checks over their goal.
 """
 from __future__ import annotations
 
@@ -38,8 +38,7 @@ from kmt_ref.exercises import EXERCISES, check
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ("01", "02", "03", "04", "05")
-#: the goals, in baselines (one lloyd of BASELINE_SHAPE at one thread; about 0.11 s where they were set): about
-#: 2 s, and 5 s for notebook 04, whose checkers run the trained model and Lloyd on fresh tasks
+#: the goals per notebook, in baselines (docs/PERFORMANCE.md, "Exercise checkers", says what they are in seconds)
 GOALS = {"01": 18.0, "02": 18.0, "03": 18.0, "04": 45.0, "05": 18.0}
 #: (n, d, k, iterations) of the baseline
 BASELINE_SHAPE = (100_000, 16, 16, 10)
@@ -48,8 +47,8 @@ BASELINE_SHAPE = (100_000, 16, 16, 10)
 def right_answers(notebooks=NOTEBOOKS):
     """({exercise id: the right answer the test suite checks it with}, [checked ids with none there]).
 
-    The answers are ``RIGHT`` of tests/exercises/test_nb0N.py and of tests/exercises/test_quizzes.py; a few
-    value answers (a choice with a number) are checked there inline, and are listed as not timed.
+    The answers are ``RIGHT`` and ``RIGHT_VALUES`` of tests/exercises/test_nb0N.py and ``RIGHT`` of
+    tests/exercises/test_quizzes.py; a checked exercise with no answer there is listed, not timed.
     """
     answers = {}
     for name in [f"test_nb{nb}" for nb in notebooks] + ["test_quizzes"]:
@@ -57,17 +56,18 @@ def right_answers(notebooks=NOTEBOOKS):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         answers.update(module.RIGHT)
+        answers.update(getattr(module, "RIGHT_VALUES", {}))
     checked = sorted((i for i, ex in EXERCISES.items() if ex.checked and i[:2] in notebooks),
                      key=lambda i: (i[:2], int(i[3:])))
     return {i: answers[i] for i in checked if i in answers}, [i for i in checked if i not in answers]
 
 
 def baseline():
-    """The baseline workload: lloyd on BASELINE_SHAPE, fixed data."""
+    """The baseline workload: lloyd on BASELINE_SHAPE, on the data bench_forward.py draws at its defaults."""
     n, d, k, iterations = BASELINE_SHAPE
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((d, n))
-    C0 = X[:, rng.choice(n, k, replace=False)].copy()
+    X = rng.uniform(0, 1, (d, n))
+    C0 = X[:, rng.choice(n, k, replace=False)]
     return lambda: lloyd(X, C0, iterations).centers
 
 
@@ -89,20 +89,26 @@ def blas_text():
                      for m in threadpool_info() if m["user_api"] == "blas")
 
 
+def plural(count, word):
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3, help="rounds of timing after the first call (default 3)")
     ap.add_argument("--only", default=None, help="comma-separated exercise ids, e.g. 01.7,03.2 (default: all)")
     a = ap.parse_args(argv)
     if a.repeat < 1:
-        raise SystemExit(f"error: --repeat must be at least 1, got {a.repeat}")
+        ap.error(f"--repeat must be at least 1, got {a.repeat}")
     answers, untimed = right_answers()
-    if a.only:
+    if a.only is not None:
         wanted = [i.strip() for i in a.only.split(",") if i.strip()]
+        if not wanted:
+            ap.error(f"--only names no exercise: {a.only!r}")
         unknown = [i for i in wanted if i not in answers]
         if unknown:
-            raise SystemExit(f"error: --only names no checked exercise: {unknown} (checked: {', '.join(answers)})")
-        answers = {i: answers[i] for i in wanted}
+            ap.error(f"--only names no timed exercise: {unknown} (timed: {', '.join(answers)})")
+        answers = {i: answers[i] for i in dict.fromkeys(wanted)}
     base = baseline()
     with blas_limit(1):
         base()  # warm up
@@ -143,10 +149,10 @@ def main(argv=None):
         if mark:
             over.append(id)
         print(f"{id:<9} {goal:>5g} {cells[0]:>14} {cells[1]:>18} {cells[2]:>18}{mark}")
-    print(f"# {len(answers)} checks, {a.repeat} rounds; ratios to the baseline of the same round (median), "
-          f"seconds beside them")
-    if untimed and not a.only:
-        print(f"# not timed (value answers checked inline in the tests, no RIGHT there): {', '.join(untimed)}")
+    print(f"# {plural(len(answers), 'check')}, {plural(a.repeat, 'round')}; ratios to the baseline of the same round "
+          "(median), seconds beside them")
+    if untimed and a.only is None:
+        print(f"# not timed (no right answer in the tests): {', '.join(untimed)}")
     print("# every check within its goal" if not over else f"# over its goal: {', '.join(over)}")
 
 

@@ -2,7 +2,8 @@
 
 Nothing is lost to a path that cannot be written after an hour of training. The one rule of every
 command: a file's name ends in its format's suffix (never appended silently), and an existing file is
-written over only if it is of the command's own kind. :mod:`kmt_ref.validation` re-exports these names.
+written over only if it is of the command's own kind. :mod:`kmt_ref.validation` re-exports
+:func:`check_output_file`, :func:`check_output_dir`, :func:`not_png` and the PNG constants.
 :func:`replace_atomically` is how the resumable commands (``sweep``, ``train-sweep``) rewrite their CSV.
 """
 from __future__ import annotations
@@ -11,7 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["check_output_file", "check_output_dir", "not_png", "not_read_by", "PNG_SIGNATURE", "PNG_FILE"]
+__all__ = ["check_output_file", "check_output_dir", "not_png", "not_read_by", "replace_atomically",
+           "PNG_SIGNATURE", "PNG_FILE"]
 
 
 def _nearest_existing(path):

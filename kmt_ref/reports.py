@@ -207,12 +207,12 @@ def headline_table():
 
 def _train_sweep():
     """The committed training sweep: its rows, each drawn figure's final scores, its steps and seeds per cell."""
-    from .learning.train_sweep import COMMITTED_CSV, FIGURE_SPLIT, final_scores, read_train_sweep
+    from .learning import train_sweep
 
-    rows = read_train_sweep(COMMITTED_CSV)
-    finals = {figure: final_scores(rows, figure) for figure in FIGURE_SPLIT}
-    seeds = sorted({len(e) for panels in finals.values() for by in panels.values() for e in by.values()})
-    return rows, finals, rows[0]["steps"], "–".join(map(str, seeds))
+    rows = train_sweep.read_train_sweep(train_sweep.COMMITTED_CSV)
+    finals = {figure: train_sweep.final_scores(rows, figure) for figure in train_sweep.FIGURE_SPLIT}
+    seeds = train_sweep.seeds_text(len(e) for panels in finals.values() for by in panels.values() for e in by.values())
+    return rows, finals, rows[0]["steps"], seeds
 
 
 def _panel(figure, value):
@@ -238,7 +238,7 @@ def train_sweep_table():
             lines.append(f"| {figure} | {_panel(figure, value)} | {_median_band(by['onehot'])} | "
                          f"{_median_band(by['none'])} | {sum(pairs)} of {len(pairs)} |")
     cpu = list({run_key(r): r["run_cpu_s"] for r in rows}.values())
-    lines.append(f"\nA panel's runs: {seeds} seed{'' if seeds == 1 else 's'} of {steps:,} steps per embedding; "
+    lines.append(f"\nA panel's runs: {seeds} of {steps:,} steps per embedding; "
                  f"a run's final score: the objective "
                  f"after one layer / after one Lloyd step, mean over its {TrainConfig.n_val} validation tasks, at its "
                  f"last step. A run serves every figure that draws it (Figure 9's runs at λ = 10 are also in 10a "

@@ -335,8 +335,10 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas
     done = {_row_key(r) for r in read_sweep(out)} if out.exists() else set()
     if out.exists():
         text = out.read_text()
-        if not text.endswith("\n"):  # drop a line cut short; an interruption here leaves the old file whole
-            replace_atomically(out, text[: text.rfind("\n") + 1])
+        if not text.endswith("\n"):  # drop a line cut short (the header is written again: it may be the one)
+            first = text.find("\n")  # an interruption of the rewrite leaves the old file whole
+            rows = text[first + 1: text.rfind("\n") + 1] if first >= 0 else ""
+            replace_atomically(out, ",".join(COLUMNS) + "\n" + rows)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         replace_atomically(out, ",".join(COLUMNS) + "\n")

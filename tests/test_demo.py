@@ -91,7 +91,6 @@ def test_demo_table_matches_traces(demo):
     assert "Y.astype(int) == 1): 9921/10000" in demo.text
     assert f"max |difference in log J| = {FLAG_MINUS_AUTHORS_1E4:.1e}" in demo.text
     assert demo.figure.name == "fig1_validation.png" and demo.figure.stat().st_size > 10_000
-    assert demo.seconds < 30
 
 
 def test_demo_gamma_inf_both_circuits_equal_lloyd(demo):

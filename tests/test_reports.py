@@ -82,6 +82,20 @@ def test_train_sweep_findings_count_each_run_once():
         int(total) == runs for _, total, _ in re.findall(r"(\d+) of (\d+) (one-hot|d-only) runs", level))
 
 
+@pytest.mark.parametrize("seeds, text", [((0,), "1 seed"), ((0, 1), "2 seeds")])
+def test_the_train_sweep_table_counts_the_seeds(tmp_path, monkeypatch, seeds, text):
+    from kmt_ref.learning import train_sweep as ts
+
+    lines = ts.COMMITTED_CSV.read_text().splitlines(keepends=True)
+    seed = lines[0].split(",").index("seed")
+    kept = tmp_path / "sweep.csv"
+    kept.write_text(lines[0] + "".join(line for line in lines[1:] if int(line.split(",")[seed]) in seeds))
+    monkeypatch.setattr(ts, "COMMITTED_CSV", kept)
+    table = reports.train_sweep_table()
+    assert f"A panel's runs: {text} of 600 steps per embedding;" in table
+    assert "| 9a | λ = 1 | " in table and f"of {len(seeds)} |" in table
+
+
 def test_train_sweep_statements_in_results_hold():
     """The words after the training-sweep findings in docs/RESULTS.md, each checked against the committed CSV."""
     import numpy as np

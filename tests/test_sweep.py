@@ -78,19 +78,49 @@ def test_run_writes_their_columns_and_resumes(tmp_path):
     assert sorted(out.read_text().splitlines()) == sorted(lines)
 
 
+def _half_written_then_interrupted(monkeypatch):
+    """Path.write_text writes half its text, then a KeyboardInterrupt arrives."""
+    real = Path.write_text
+
+    def half(self, text, *args, **kwargs):
+        real(self, text[: len(text) // 2], *args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "write_text", half)
+
+
+def test_an_atomic_replace_interrupted_leaves_the_old_file_whole(tmp_path, monkeypatch):
+    f = tmp_path / "a.csv"
+    f.write_text("the old text\n")
+    _half_written_then_interrupted(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        output_paths.replace_atomically(f, "the new text\n")
+    monkeypatch.undo()
+    assert f.read_text() == "the old text\n" and list(tmp_path.iterdir()) == [f]  # no temporary file left
+    output_paths.replace_atomically(str(f), "the new text\n")
+    assert f.read_text() == "the new text\n" and list(tmp_path.iterdir()) == [f]
+
+
 def test_an_interruption_while_a_cut_file_is_rewritten_leaves_it_whole(tmp_path, monkeypatch):
     out = tmp_path / "s.csv"
     sw.run_sweep(out, TINY, log=lambda *_: None)
     cut = out.read_text()[:-30]
     out.write_text(cut)
-
-    def interrupted(src, dst):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(output_paths.os, "replace", interrupted)
+    _half_written_then_interrupted(monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         sw.run_sweep(out, TINY, log=lambda *_: None)
+    monkeypatch.undo()
     assert out.read_text() == cut and [p.name for p in tmp_path.iterdir()] == ["s.csv"]  # no temporary file left
+
+
+@pytest.mark.parametrize("tail", ["", "\n1,1,"])
+def test_a_header_without_its_line_end_or_a_row_cut_short_after_it_resumes_with_the_header(tmp_path, tail):
+    full, out = tmp_path / "full.csv", tmp_path / "s.csv"
+    sw.run_sweep(full, TINY, log=lambda *_: None)
+    out.write_text(",".join(sw.COLUMNS) + tail)
+    sw.run_sweep(out, TINY, log=lambda *_: None)
+    lines = out.read_text().splitlines()
+    assert lines[0] == ",".join(sw.COLUMNS) and sorted(lines[1:]) == sorted(full.read_text().splitlines()[1:])
 
 
 def test_nan_policy(monkeypatch):

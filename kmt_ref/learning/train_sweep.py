@@ -46,7 +46,7 @@ from .model import d_emb_of
 
 __all__ = ["FIGURE_SETTINGS", "FIGURE_SPLIT", "EMBEDDINGS_COMPARED", "COLUMNS", "DEFAULT_STEPS", "DEFAULT_SEEDS",
            "COMMITTED_CSV", "SWEEP_FILE", "run_key", "checkpoint_name", "figure_runs", "figure_curves", "final_scores",
-           "read_train_sweep", "run_train_sweep"]
+           "seeds_text", "read_train_sweep", "run_train_sweep"]
 
 #: the settings (n, d, k, loss λ) each figure's training runs use (the authors' ``expts.md``)
 FIGURE_SETTINGS = {
@@ -264,6 +264,12 @@ def figure_curves(rows, figure, quantile=25.0):
                 "loss": onp.percentile([[r["train_loss"] for r in rs] for _, rs in seeded], q, axis=0),
             }
     return out
+
+
+def seeds_text(counts):
+    """How many seeds the curves or panels have, from their seed counts: "3 seeds", "1 seed", "1–3 seeds"."""
+    counts = sorted(set(counts))
+    return "–".join(map(str, counts)) + (" seed" if counts == [1] else " seeds")
 
 
 def final_scores(rows, figure):

@@ -133,7 +133,7 @@ def fig_binary_finite_gamma(path, gammas=tuple(np.logspace(0, 3, 19)), seeds=ran
         ax.set_title(title, fontsize=10)
     axes[0].legend(fontsize=8, loc="upper right")
     fig.suptitle(f"The leak at finite gamma: k = 8 Gaussian clusters (m = 3 code bits), d = 2, n = 800; "
-                 f"median and range over {n_seeds} draws", fontsize=10)
+                 f"median and range over {n_seeds} draw{'' if n_seeds == 1 else 's'}", fontsize=10)
     fig.tight_layout()
     return save_png(fig, path)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 from matplotlib.ticker import AutoMinorLocator, FuncFormatter, LogLocator, NullLocator
 
-from ..learning.train_sweep import COMMITTED_CSV, FIGURE_SPLIT, figure_curves, read_train_sweep
+from ..learning.train_sweep import COMMITTED_CSV, FIGURE_SPLIT, figure_curves, read_train_sweep, seeds_text
 from ..validation import check_choice
 from .canvas import save_png
 
@@ -53,9 +53,8 @@ def plot_train_sweep(rows, figure, scale=None):
     if not curves:
         raise ValueError(f"the rows hold no run that figure {figure} draws ({FIXED[figure]})")
     if scale is None:
-        seeds = sorted({len(c["seeds"]) for by in curves.values() for c in by.values()})
         steps = sorted({r["steps"] for r in rows})
-        scale = (f"{'–'.join(map(str, seeds))} seed{'' if seeds == [1] else 's'} × "
+        scale = (f"{seeds_text(len(c['seeds']) for by in curves.values() for c in by.values())} × "
                  f"{'–'.join(f'{s:,}' for s in steps)} steps")
     colors = plt.get_cmap("Dark2").colors
     ncol = len(curves)

@@ -1,5 +1,6 @@
-"""benchmarks/bench_checkers.py, the checkers' timing (what the tests no longer time): it finds a right answer
-for every checked exercise but the value answers the tests check inline, and a tiny run prints its table."""
+"""benchmarks/bench_checkers.py, how long the checkers take: it finds a right answer for every checked exercise,
+prints each check's times as ratios to the baseline of the same round, and lists the checks over their goal."""
+import contextlib
 import importlib.util
 import subprocess
 import sys
@@ -13,19 +14,22 @@ bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
 
-def test_every_checked_exercise_is_timed_but_the_inline_value_answers():
+def test_every_checked_exercise_is_timed():
+    from kmt_ref.exercises import EXERCISES
     answers, untimed = bench.right_answers()
-    assert untimed == ["02.2", "02.8", "04.2", "04.7"]  # checked inline in test_nb02.py / test_nb04.py
-    assert len(answers) == 48 and set(bench.GOALS) == set(bench.NOTEBOOKS)
+    assert untimed == [] and len(answers) == 52 == sum(ex.checked for ex in EXERCISES.values())
+    assert set(bench.GOALS) == set(bench.NOTEBOOKS)
     assert list(answers)[:12] == ["01.1", "01.2", "01.3", "01.4", "01.5", "01.6", "01.7", "01.8", "01.9", "01.10",
                                   "01.11", "02.1"]  # in the notebooks' order, 01.10 after 01.9
 
 
-def test_performance_states_the_goals_the_benchmark_holds():
-    text = (ROOT / "docs" / "PERFORMANCE.md").read_text()
+def test_performance_states_the_goals_and_the_baseline_the_benchmark_holds():
+    text = " ".join((ROOT / "docs" / "PERFORMANCE.md").read_text().split())
     assert bench.GOALS == {"01": 18.0, "02": 18.0, "03": 18.0, "04": 45.0, "05": 18.0}
-    assert "every check within 18 of those\nbaselines (notebooks 01, 02, 03 and 05;" in text
-    assert "and within 45 in notebook 04" in text and f"n = {bench.BASELINE_SHAPE[0]:,}, d = 16, k = 16, 10 it" in text
+    assert "every check within 18 of those baselines (notebooks 01, 02, 03 and 05;" in text
+    assert "and within 45 in notebook 04" in text
+    n, d, k, iterations = bench.BASELINE_SHAPE
+    assert f"Lloyd run: n = {n:,}, d = {d}, k = {k}, {iterations} iterations, one thread" in text
 
 
 def test_a_right_answer_that_fails_stops_the_benchmark():
@@ -34,19 +38,77 @@ def test_a_right_answer_that_fails_stops_the_benchmark():
     bench.timed_check("01.9", 10)()
 
 
-def test_a_tiny_run_prints_the_table_and_its_verdict():
+@pytest.fixture
+def clocked(monkeypatch):
+    """The benchmark on a made-up clock: the baseline takes 0.1 s at one thread (0.05 s otherwise); a check takes
+    1.0 s on its first call, then 0.2 s at one thread and 0.4 s at the default thread count."""
+    limit, calls = [None], []
+
+    @contextlib.contextmanager
+    def fake_limit(threads):
+        before, limit[0] = limit[0], threads
+        try:
+            yield
+        finally:
+            limit[0] = before
+
+    def fake_check(id, answer):
+        def run():
+            calls.append((id, limit[0]))
+            return [c[0] for c in calls].count(id) == 1
+        return run
+
+    def fake_wall(func):
+        if func is base:
+            return 0.1 if limit[0] == 1 else 0.05
+        first = func()
+        return 1.0 if first else 0.2 if limit[0] == 1 else 0.4
+
+    def base():
+        pass
+
+    monkeypatch.setattr(bench, "blas_limit", fake_limit)
+    monkeypatch.setattr(bench, "timed_check", fake_check)
+    monkeypatch.setattr(bench, "wall", fake_wall)
+    monkeypatch.setattr(bench, "baseline", lambda: base)
+    return calls
+
+
+@pytest.mark.parametrize("goal, verdict", [(10.0, "# every check within its goal"),
+                                           (9.99, "# over its goal: 01.2, 05.6")])
+def test_the_table_and_the_verdict(clocked, monkeypatch, capsys, goal, verdict):
+    monkeypatch.setattr(bench, "GOALS", dict.fromkeys(bench.NOTEBOOKS, goal))
+    bench.main(["--repeat", "3", "--only", "01.2,05.6"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in lines if line[:2] in ("01", "05")]
+    # first call 1.0 s / 0.1 s; default threads 0.4 / 0.1; one thread 0.2 / 0.1; the first call is over 9.99 baselines
+    assert [r[:12] for r in rows] == [[id, f"{goal:g}", "10.00", "(", "1.00", "s)", "4.00", "(", "0.40", "s)", "2.00",
+                                       "("] for id in ("01.2", "05.6")]
+    assert all(("over" in r) == (goal < 10) for r in rows)
+    assert "# 2 checks, 3 rounds;" in lines[-2] and lines[-1] == verdict
+    assert set(clocked) == {("01.2", None), ("01.2", 1), ("05.6", None), ("05.6", 1)}
+    assert len(clocked) == 2 * (1 + 3 * 2)  # per check: its first call, then each round at both thread counts
+
+
+def test_one_check_and_one_round_are_not_plural(clocked, capsys):
+    bench.main(["--repeat", "1", "--only", "01.9"])
+    assert "# 1 check, 1 round;" in capsys.readouterr().out
+
+
+def test_a_tiny_real_run_prints_the_table_and_its_verdict():
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_checkers.py"), "--repeat", "1",
                           "--only", "01.2,05.6"], capture_output=True, text=True, check=True)
     lines = run.stdout.splitlines()
     assert lines[0].startswith("# ") and "baseline: lloyd" in lines[0]
     assert [line.split()[:2] for line in lines[3:5]] == [["01.2", "18"], ["05.6", "18"]]
     assert lines[-1] in ("# every check within its goal", "# over its goal: 01.2", "# over its goal: 05.6",
-                         "# over its goal: 01.2, 05.6")  # the verdict, whatever this machine's load
+                         "# over its goal: 01.2, 05.6")  # the verdict depends on this machine's load
 
 
 @pytest.mark.parametrize("args, message", [(["--repeat", "0"], "--repeat must be at least 1, got 0"),
-                                           (["--only", "01.2,9.9"], "--only names no checked exercise: ['9.9']")])
+                                           (["--only", ","], "--only names no exercise: ','"),
+                                           (["--only", "01.2,9.9"], "--only names no timed exercise: ['9.9']")])
 def test_bad_arguments_are_named(args, message):
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_checkers.py"), *args],
                          capture_output=True, text=True)
-    assert run.returncode != 0 and message in run.stderr
+    assert run.returncode == 2 and message in run.stderr and "usage:" in run.stderr

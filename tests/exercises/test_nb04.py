@@ -80,6 +80,8 @@ def right_gain(X, C0, s):  # 04.8
 
 RIGHT = {"04.1": right_gaps, "04.3": right_soft_ends, "04.4": right_one_step_loss, "04.5": right_split,
          "04.6": right_gammas, "04.8": right_gain}
+#: the right answers of the value exercises (two numbers in 04.2, a choice in 04.7)
+RIGHT_VALUES = {"04.2": (nb04.point_gap(), nb04.largest_gap()), "04.7": "b"}
 
 
 def test_right_functions_written_independently_pass(capsys):
@@ -356,8 +358,7 @@ def test_04_2_premises():
 
 
 def test_04_2_right_and_half_right(capsys):
-    right = (nb04.point_gap(), nb04.largest_gap())
-    assert check("04.2", right) and check("04.2", [0.05385, 2.785])
+    assert check("04.2", RIGHT_VALUES["04.2"]) and check("04.2", [0.05385, 2.785])
     for answer, right_part in (((0.05385, 6.931), 1), ((0.2197, 2.785), 2)):
         assert check("04.2", answer, part=right_part) and not check("04.2", answer, part=3 - right_part)
         assert not check("04.2", answer)
@@ -370,7 +371,7 @@ def test_04_7_premise_block_3_reads_the_points_only():
     from kmt_ref.learning.model import model_layer
     block3 = model_layer(32)[1].blocks[0]
     assert block3.name == "3" and block3.keys == "X" and block3.normalizer == "softmax"
-    assert check("04.7", "b", quiet=True) and not any(check("04.7", w, quiet=True) for w in "acd")
+    assert check("04.7", RIGHT_VALUES["04.7"], quiet=True) and not any(check("04.7", w, quiet=True) for w in "acd")
 
 
 def test_04_2_and_04_7_hints_do_not_name_the_right_letter_or_value():

@@ -39,6 +39,17 @@ def test_each_panel_draws_the_median_and_the_band_of_its_runs():
     plt.close(fig)
 
 
+@pytest.mark.parametrize("seeds, text", [((0,), "1 seed × 100 steps"), ((0, 1), "2 seeds × 100 steps")])
+def test_the_title_counts_the_seeds(seeds, text):
+    fig = plot_train_sweep(sweep_rows((4, 8), seeds=seeds), "10b")
+    assert f"reduced scale: {text} per setting" in fig._suptitle.get_text()
+    plt.close(fig)
+    mixed = [r for r in sweep_rows((4, 8)) if r["d"] == 4 or r["seed"] == 0]  # d = 4 has 3 seeds, d = 8 one
+    fig = plot_train_sweep(mixed, "10b")
+    assert "reduced scale: 1–3 seeds × 100 steps per setting" in fig._suptitle.get_text()
+    plt.close(fig)
+
+
 def test_figure_9_titles_give_the_loss_temperature():
     rows = [dict(r, d=4, loss_lambda=lam) for lam in (1.0, 4.0, 7.0, 10.0) for r in sweep_rows((8,))]
     fig = plot_train_sweep(rows, "9a")
