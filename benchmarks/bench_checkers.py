@@ -100,11 +100,12 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if a.repeat < 1:
         ap.error(f"--repeat must be at least 1, got {a.repeat}")
-    answers, untimed = right_answers()
     if a.only is not None:
         wanted = [i.strip() for i in a.only.split(",") if i.strip()]
         if not wanted:
             ap.error(f"--only names no exercise: {a.only!r}")
+    answers, untimed = right_answers()
+    if a.only is not None:
         unknown = [i for i in wanted if i not in answers]
         if unknown:
             ap.error(f"--only names no timed exercise: {unknown} (timed: {', '.join(answers)})")

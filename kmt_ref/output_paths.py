@@ -2,8 +2,8 @@
 
 Nothing is lost to a path that cannot be written after an hour of training. The one rule of every
 command: a file's name ends in its format's suffix (never appended silently), and an existing file is
-written over only if it is of the command's own kind. :mod:`kmt_ref.validation` re-exports
-:func:`check_output_file`, :func:`check_output_dir`, :func:`not_png` and the PNG constants.
+written over only if it is of the command's own kind. Of these, :func:`check_output_file`,
+:func:`check_output_dir`, :func:`not_png` and the PNG constants can be imported from :mod:`kmt_ref.validation` too.
 :func:`replace_atomically` is how the resumable commands (``sweep``, ``train-sweep``) rewrite their CSV.
 """
 from __future__ import annotations
@@ -132,7 +132,7 @@ def replace_atomically(path, text):
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", newline="")  # the line ends as given, on every platform
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

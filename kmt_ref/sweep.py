@@ -334,7 +334,8 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas
     out = Path(out)
     done = {_row_key(r) for r in read_sweep(out)} if out.exists() else set()
     if out.exists():
-        text = out.read_text()
+        with out.open(newline="", encoding="utf-8") as f:  # as read_sweep reads it: a row ending in "\r" is cut
+            text = f.read()
         if not text.endswith("\n"):  # drop a line cut short (the header is written again: it may be the one)
             first = text.find("\n")  # an interruption of the rewrite leaves the old file whole
             rows = text[first + 1: text.rfind("\n") + 1] if first >= 0 else ""
@@ -355,7 +356,7 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas
     causes = {"lloyd": 0, "transformer": 0}
     limit = blas_limit(blas_threads, "blas_threads")
     is_small = [blas_threads is not None or p < LARGE_CELL_POINTS for (_, _, p, _), _ in todo]
-    with out.open("a", newline="") as f:
+    with out.open("a", encoding="utf-8", newline="") as f:
         with limit:  # the small cells (first in a grid of increasing points): many small products
             _run_cells([c for c, small in zip(todo, is_small) if small], f, causes, bar)
         _run_cells([c for c, small in zip(todo, is_small) if not small], f, causes, bar)

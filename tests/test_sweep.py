@@ -78,35 +78,43 @@ def test_run_writes_their_columns_and_resumes(tmp_path):
     assert sorted(out.read_text().splitlines()) == sorted(lines)
 
 
-def _half_written_then_interrupted(monkeypatch):
-    """Path.write_text writes half its text, then a KeyboardInterrupt arrives."""
-    real = Path.write_text
+def _interrupted(monkeypatch, where):
+    """A KeyboardInterrupt arrives when half the text is written ("write") or at the rename ("rename")."""
+    if where == "write":
+        real = Path.write_text
 
-    def half(self, text, *args, **kwargs):
-        real(self, text[: len(text) // 2], *args, **kwargs)
-        raise KeyboardInterrupt
+        def half(self, text, *args, **kwargs):
+            real(self, text[: len(text) // 2], *args, **kwargs)
+            raise KeyboardInterrupt
 
-    monkeypatch.setattr(Path, "write_text", half)
+        monkeypatch.setattr(Path, "write_text", half)
+    else:
+        def rename(src, dst):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(output_paths.os, "replace", rename)
 
 
-def test_an_atomic_replace_interrupted_leaves_the_old_file_whole(tmp_path, monkeypatch):
+@pytest.mark.parametrize("where", ["write", "rename"])
+def test_an_atomic_replace_interrupted_leaves_the_old_file_whole(tmp_path, monkeypatch, where):
     f = tmp_path / "a.csv"
     f.write_text("the old text\n")
-    _half_written_then_interrupted(monkeypatch)
+    _interrupted(monkeypatch, where)
     with pytest.raises(KeyboardInterrupt):
         output_paths.replace_atomically(f, "the new text\n")
     monkeypatch.undo()
     assert f.read_text() == "the old text\n" and list(tmp_path.iterdir()) == [f]  # no temporary file left
-    output_paths.replace_atomically(str(f), "the new text\n")
-    assert f.read_text() == "the new text\n" and list(tmp_path.iterdir()) == [f]
+    output_paths.replace_atomically(str(f), "the new text\r\n")
+    assert f.read_bytes() == b"the new text\r\n" and list(tmp_path.iterdir()) == [f]  # the line end as given
 
 
-def test_an_interruption_while_a_cut_file_is_rewritten_leaves_it_whole(tmp_path, monkeypatch):
+@pytest.mark.parametrize("where", ["write", "rename"])
+def test_an_interruption_while_a_cut_file_is_rewritten_leaves_it_whole(tmp_path, monkeypatch, where):
     out = tmp_path / "s.csv"
     sw.run_sweep(out, TINY, log=lambda *_: None)
     cut = out.read_text()[:-30]
     out.write_text(cut)
-    _half_written_then_interrupted(monkeypatch)
+    _interrupted(monkeypatch, where)
     with pytest.raises(KeyboardInterrupt):
         sw.run_sweep(out, TINY, log=lambda *_: None)
     monkeypatch.undo()
@@ -121,6 +129,17 @@ def test_a_header_without_its_line_end_or_a_row_cut_short_after_it_resumes_with_
     sw.run_sweep(out, TINY, log=lambda *_: None)
     lines = out.read_text().splitlines()
     assert lines[0] == ",".join(sw.COLUMNS) and sorted(lines[1:]) == sorted(full.read_text().splitlines()[1:])
+
+
+def test_a_row_cut_between_its_cr_and_lf_is_computed_once(tmp_path):
+    """read_sweep counts a last row ending in "\r" as cut short; the resume drops it, so it is not held twice."""
+    full, out = tmp_path / "full.csv", tmp_path / "s.csv"
+    sw.run_sweep(full, TINY, log=lambda *_: None)
+    crlf = full.read_text().replace("\n", "\r\n")
+    out.write_bytes(crlf[:-1].encode())  # the last row's "\n" lost
+    assert len(sw.read_sweep(out)) == len(sw.read_sweep(full)) - 1
+    sw.run_sweep(out, TINY, log=lambda *_: None)
+    assert sorted(out.read_text().splitlines()) == sorted(full.read_text().splitlines())  # each row once
 
 
 def test_nan_policy(monkeypatch):

@@ -1,12 +1,13 @@
 """Exercises of notebook 01: Theorem 2.1, Lloyd's algorithm as a four-block transformer layer.
 
 Each checker computes the right answer with kmt_ref itself, outside the student's
-function (the reference bisections of 01.7 once per session, then kept in a
-dict; benchmarks/bench_checkers.py times every check). The code exercises ask for
-a function, which the checker calls on inputs the notebook never shows: other
-dimensions, sizes and seeds, a point tied between two centers, a duplicate point, an empty cluster. The
-library functions that would compute the answer (the layer, the transformer, the
-attention the exercise is about) raise while the student's function runs.
+function (the reference bisections of 01.7 once per session, then kept in a dict;
+benchmarks/bench_checkers.py times every check). The code exercises ask for a
+function, which the checker calls on inputs the notebook never shows: other
+dimensions, sizes and seeds, a point tied between two centers, a duplicate point, an
+empty cluster. The library functions that would compute the answer (the layer, the
+transformer, the attention the exercise is about) raise while the student's function
+runs.
 
 The premises the exercises rest on, as measured (tests/exercises/test_nb01.py
 re-measures them):

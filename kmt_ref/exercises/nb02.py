@@ -4,8 +4,9 @@ soft k-means (beta) and spherical k-means.
 Every code exercise asks for a function; its checker calls it (:func:`call_answer`) on inputs
 the notebook does not show (other data, other dimensions, ties, duplicated and empty centers)
 and compares it with what kmt_ref computes, outside that call (benchmarks/bench_checkers.py
-times every check). The function gets copies of its inputs (02.3's a copy of the layout), so changing them changes nothing in the check;
-what it returns is compared with expect_value in the dtype it has.
+times every check). The function gets copies of its inputs (02.3's a copy of the layout), so
+changing them changes nothing in the check; what it returns is compared with expect_value in the
+dtype it has.
 
 The premises the exercises rest on, as measured (tests/exercises/test_nb02.py re-measures them):
 

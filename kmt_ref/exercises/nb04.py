@@ -1,12 +1,12 @@
 """Exercises of notebook 04: learning the algorithm (the tasks, the loss, a soft Lloyd, learned weights, small d).
 
 Every code exercise asks for a function. Its checker draws tasks of the small
-configuration's distribution itself, with seeds, sizes and k the notebook never
-uses (the notebook's exercises run on ``TASKS``: 32 tasks, n = 64, k = 3, seed
-:data:`kmt_ref.learning.EVAL_SEED`), computes the right values with kmt_ref
-outside the student's function (cached per session in a private dict;
-benchmarks/bench_checkers.py times every check), and compares. Inputs are
-passed as copies, so a function that writes into them changes nothing here.
+configuration's distribution itself, with seeds, sizes and k the notebook never uses
+(the notebook's exercises run on ``TASKS``: 32 tasks, n = 64, k = 3, seed
+:data:`kmt_ref.learning.EVAL_SEED`), computes the right values with kmt_ref outside
+the student's function (cached per session in a private dict;
+benchmarks/bench_checkers.py times every check), and compares. Inputs are passed as
+copies, so a function that writes into them changes nothing here.
 
 The premises the checks rest on, as measured (tests/exercises/test_nb04.py
 re-measures them):

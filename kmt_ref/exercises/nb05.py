@@ -2,9 +2,10 @@
 
 Each checker computes the right answer with kmt_ref itself on small inputs
 (benchmarks/bench_checkers.py times every check). Answers that are functions are
-called on inputs the notebook never shows (other k, other ties, other data and gamma), so that a
-function fitted to the notebook's example fails; while they run, the functions
-an exercise forbids raise (see :func:`kmt_ref.exercises._registry.call_answer`).
+called on inputs the notebook never shows (other k, other ties, other data and
+gamma), so that a function fitted to the notebook's example fails; while they run,
+the functions an exercise forbids raise (see
+:func:`kmt_ref.exercises._registry.call_answer`).
 The premises, as measured (tests/exercises/test_nb05.py re-measures them):
 
 - 05.1: ``binary_codes(k)`` has ``max(1, ceil(log2 k))`` rows: one row at

@@ -269,7 +269,10 @@ def figure_curves(rows, figure, quantile=25.0):
 def seeds_text(counts):
     """How many seeds the curves or panels have, from their seed counts: "3 seeds", "1 seed", "1–3 seeds"."""
     counts = sorted(set(counts))
-    return "–".join(map(str, counts)) + (" seed" if counts == [1] else " seeds")
+    if not counts:
+        raise ValueError("seeds_text needs at least one seed count, got none")
+    span = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    return span + (" seed" if counts == [1] else " seeds")
 
 
 def final_scores(rows, figure):

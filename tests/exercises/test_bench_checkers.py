@@ -41,8 +41,9 @@ def test_a_right_answer_that_fails_stops_the_benchmark():
 @pytest.fixture
 def clocked(monkeypatch):
     """The benchmark on a made-up clock: the baseline takes 0.1 s at one thread (0.05 s otherwise); a check takes
-    1.0 s on its first call, then 0.2 s at one thread and 0.4 s at the default thread count."""
-    limit, calls = [None], []
+    ``times["first"]`` seconds on its first call, then ``times["one"]`` at one thread and ``times["default"]`` at
+    the default thread count. Returns ``times`` (to set) and the calls' (id, thread limit)."""
+    limit, calls, times = [None], [], {"first": 1.0, "default": 0.4, "one": 0.2}
 
     @contextlib.contextmanager
     def fake_limit(threads):
@@ -62,7 +63,7 @@ def clocked(monkeypatch):
         if func is base:
             return 0.1 if limit[0] == 1 else 0.05
         first = func()
-        return 1.0 if first else 0.2 if limit[0] == 1 else 0.4
+        return times["first"] if first else times["one"] if limit[0] == 1 else times["default"]
 
     def base():
         pass
@@ -71,23 +72,29 @@ def clocked(monkeypatch):
     monkeypatch.setattr(bench, "timed_check", fake_check)
     monkeypatch.setattr(bench, "wall", fake_wall)
     monkeypatch.setattr(bench, "baseline", lambda: base)
-    return calls
+    return times, calls
 
 
-@pytest.mark.parametrize("goal, verdict", [(10.0, "# every check within its goal"),
-                                           (9.99, "# over its goal: 01.2, 05.6")])
-def test_the_table_and_the_verdict(clocked, monkeypatch, capsys, goal, verdict):
+@pytest.mark.parametrize("first, default, one, goal, over", [
+    (1.0, 0.4, 0.2, 10.0, False), (1.0, 0.4, 0.2, 9.99, True),  # the first call over the goal, the medians not
+    (0.3, 0.4, 0.2, 4.0, False), (0.3, 0.4, 0.2, 3.99, True),  # the default threads' median alone
+    (0.3, 0.2, 0.5, 5.0, False), (0.3, 0.2, 0.5, 4.99, True),  # the one thread's median alone
+])
+def test_the_table_and_the_verdict(clocked, monkeypatch, capsys, first, default, one, goal, over):
+    times, calls = clocked
+    times.update(first=first, default=default, one=one)
     monkeypatch.setattr(bench, "GOALS", dict.fromkeys(bench.NOTEBOOKS, goal))
     bench.main(["--repeat", "3", "--only", "01.2,05.6"])
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in lines if line[:2] in ("01", "05")]
-    # first call 1.0 s / 0.1 s; default threads 0.4 / 0.1; one thread 0.2 / 0.1; the first call is over 9.99 baselines
-    assert [r[:12] for r in rows] == [[id, f"{goal:g}", "10.00", "(", "1.00", "s)", "4.00", "(", "0.40", "s)", "2.00",
-                                       "("] for id in ("01.2", "05.6")]
-    assert all(("over" in r) == (goal < 10) for r in rows)
-    assert "# 2 checks, 3 rounds;" in lines[-2] and lines[-1] == verdict
-    assert set(clocked) == {("01.2", None), ("01.2", 1), ("05.6", None), ("05.6", 1)}
-    assert len(clocked) == 2 * (1 + 3 * 2)  # per check: its first call, then each round at both thread counts
+    cells = [f"{first / 0.1:.2f}", "(", f"{first:.2f}", "s)", f"{default / 0.1:.2f}", "(", f"{default:.2f}", "s)",
+             f"{one / 0.1:.2f}", "(", f"{one:.2f}", "s)"]  # ratios to the one-thread baseline of 0.1 s
+    assert rows == [[id, f"{goal:g}", *cells] + (["over", "the", "goal"] if over else []) for id in ("01.2", "05.6")]
+    assert "# 2 checks, 3 rounds;" in lines[-2]
+    assert lines[-1] == ("# over its goal: 01.2, 05.6" if over else "# every check within its goal")
+    # per check its first call, then the rounds at both thread counts, the order swapped every round
+    assert [limit for _, limit in calls] == [None] * 2 + [None, None, 1, 1] + [1, 1, None, None] + [None, None, 1, 1]
+    assert [id for id, _ in calls] == ["01.2", "05.6"] * 7
 
 
 def test_one_check_and_one_round_are_not_plural(clocked, capsys):

@@ -223,3 +223,11 @@ def test_a_header_cut_short_is_written_again(tiny, tmp_path):
     assert ts.run_train_sweep(out, ["10a"], seeds=1, steps=20, log=lambda line: None)["runs"] == 2
     assert _lines(out)[0] == ",".join(ts.COLUMNS) + "\n" and len(ts.read_train_sweep(out)) == 2 * 2
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("counts, text", [([3, 3, 3], "3 seeds"), ([1], "1 seed"), ([3, 1, 2], "1–3 seeds"),
+                                          ([2, 1], "1–2 seeds")])
+def test_seeds_text(counts, text):
+    assert ts.seeds_text(iter(counts)) == text
+    with pytest.raises(ValueError, match="at least one seed count"):
+        ts.seeds_text([])
