@@ -2,8 +2,8 @@
 
 Nothing is lost to a path that cannot be written after an hour of training. The one rule of every
 command: a file's name ends in its format's suffix (never appended silently), and an existing file is
-written over only if it is of the command's own kind. Of these, :func:`check_output_file`,
-:func:`check_output_dir`, :func:`not_png` and the PNG constants can be imported from :mod:`kmt_ref.validation` too.
+written over only if it is of the command's own kind. :func:`check_output_file`, :func:`check_output_dir`,
+:func:`not_png` and the PNG constants can also be imported from :mod:`kmt_ref.validation`.
 :func:`replace_atomically` is how the resumable commands (``sweep``, ``train-sweep``) rewrite their CSV.
 """
 from __future__ import annotations

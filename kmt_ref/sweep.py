@@ -334,12 +334,10 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas
     out = Path(out)
     done = {_row_key(r) for r in read_sweep(out)} if out.exists() else set()
     if out.exists():
-        with out.open(newline="", encoding="utf-8") as f:  # as read_sweep reads it: a row ending in "\r" is cut
-            text = f.read()
-        if not text.endswith("\n"):  # drop a line cut short (the header is written again: it may be the one)
-            first = text.find("\n")  # an interruption of the rewrite leaves the old file whole
-            rows = text[first + 1: text.rfind("\n") + 1] if first >= 0 else ""
-            replace_atomically(out, ",".join(COLUMNS) + "\n" + rows)
+        with out.open(newline="", encoding="utf-8") as f:  # the lines as read_sweep reads them
+            lines = f.read().splitlines(keepends=True)
+        if not lines[-1].endswith("\n"):  # drop the line read_sweep counts as cut short; write the header again
+            replace_atomically(out, ",".join(COLUMNS) + "\n" + "".join(lines[1:-1]))  # (it may be the one cut)
     else:
         out.parent.mkdir(parents=True, exist_ok=True)
         replace_atomically(out, ",".join(COLUMNS) + "\n")

@@ -105,7 +105,8 @@ def test_an_atomic_replace_interrupted_leaves_the_old_file_whole(tmp_path, monke
     monkeypatch.undo()
     assert f.read_text() == "the old text\n" and list(tmp_path.iterdir()) == [f]  # no temporary file left
     output_paths.replace_atomically(str(f), "the new text\r\n")
-    assert f.read_bytes() == b"the new text\r\n" and list(tmp_path.iterdir()) == [f]  # the line end as given
+    # the line end as given (newline=""; without it, Windows would write "\r\r\n")
+    assert f.read_bytes() == b"the new text\r\n" and list(tmp_path.iterdir()) == [f]
 
 
 @pytest.mark.parametrize("where", ["write", "rename"])
@@ -131,12 +132,14 @@ def test_a_header_without_its_line_end_or_a_row_cut_short_after_it_resumes_with_
     assert lines[0] == ",".join(sw.COLUMNS) and sorted(lines[1:]) == sorted(full.read_text().splitlines()[1:])
 
 
-def test_a_row_cut_between_its_cr_and_lf_is_computed_once(tmp_path):
-    """read_sweep counts a last row ending in "\r" as cut short; the resume drops it, so it is not held twice."""
+@pytest.mark.parametrize("line_end", ["\r\n", "\r"])
+def test_a_row_cut_before_its_lf_is_computed_once_and_no_row_is_lost(tmp_path, line_end):
+    r"""read_sweep counts a last row ending in "\r" as cut short; the resume drops it and keeps the rest, with CRLF
+    line ends cut between CR and LF and with CR alone."""
     full, out = tmp_path / "full.csv", tmp_path / "s.csv"
     sw.run_sweep(full, TINY, log=lambda *_: None)
-    crlf = full.read_text().replace("\n", "\r\n")
-    out.write_bytes(crlf[:-1].encode())  # the last row's "\n" lost
+    text = full.read_text().replace("\n", line_end)
+    out.write_bytes(text[:-1].encode() if line_end == "\r\n" else text.encode())  # the last row's "\n" lost
     assert len(sw.read_sweep(out)) == len(sw.read_sweep(full)) - 1
     sw.run_sweep(out, TINY, log=lambda *_: None)
     assert sorted(out.read_text().splitlines()) == sorted(full.read_text().splitlines())  # each row once

@@ -42,7 +42,8 @@ def test_a_right_answer_that_fails_stops_the_benchmark():
 def clocked(monkeypatch):
     """The benchmark on a made-up clock: the baseline takes 0.1 s at one thread (0.05 s otherwise); a check takes
     ``times["first"]`` seconds on its first call, then ``times["one"]`` at one thread and ``times["default"]`` at
-    the default thread count. Returns ``times`` (to set) and the calls' (id, thread limit)."""
+    the default thread count (a number, or a list of one per round). Returns ``times`` (to set) and the calls'
+    (id, thread limit)."""
     limit, calls, times = [None], [], {"first": 1.0, "default": 0.4, "one": 0.2}
 
     @contextlib.contextmanager
@@ -56,14 +57,17 @@ def clocked(monkeypatch):
     def fake_check(id, answer):
         def run():
             calls.append((id, limit[0]))
-            return [c[0] for c in calls].count(id) == 1
+            if [c[0] for c in calls].count(id) == 1:
+                return times["first"]
+            key = "one" if limit[0] == 1 else "default"
+            per_round = times[key] if isinstance(times[key], list) else [times[key]] * 3
+            return per_round[calls.count((id, limit[0])) - 1 - (limit[0] is None)]  # round r's time
         return run
 
     def fake_wall(func):
         if func is base:
             return 0.1 if limit[0] == 1 else 0.05
-        first = func()
-        return times["first"] if first else times["one"] if limit[0] == 1 else times["default"]
+        return func()
 
     def base():
         pass
@@ -95,6 +99,26 @@ def test_the_table_and_the_verdict(clocked, monkeypatch, capsys, first, default,
     # per check its first call, then the rounds at both thread counts, the order swapped every round
     assert [limit for _, limit in calls] == [None] * 2 + [None, None, 1, 1] + [1, 1, None, None] + [None, None, 1, 1]
     assert [id for id, _ in calls] == ["01.2", "05.6"] * 7
+
+
+def test_the_table_gives_the_median_of_the_rounds(clocked, monkeypatch, capsys):
+    times, _ = clocked
+    times.update(first=0.3, default=[0.4, 2.0, 0.4], one=[0.2, 0.2, 0.1])  # a slow round at the default count
+    monkeypatch.setattr(bench, "GOALS", dict.fromkeys(bench.NOTEBOOKS, 5.0))
+    bench.main(["--repeat", "3", "--only", "01.2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[3].split() == ["01.2", "5", "3.00", "(", "0.30", "s)", "4.00", "(", "0.40", "s)", "2.00", "(",
+                                "0.20", "s)"] and lines[-1] == "# every check within its goal"
+
+
+def test_an_empty_only_is_refused_before_the_answers_load(monkeypatch, capsys):
+    def loading(*_):
+        raise AssertionError("the test modules were loaded")
+
+    monkeypatch.setattr(bench, "right_answers", loading)
+    with pytest.raises(SystemExit) as stop:
+        bench.main(["--only", " , "])
+    assert stop.value.code == 2 and "--only names no exercise: ' , '" in capsys.readouterr().err
 
 
 def test_one_check_and_one_round_are_not_plural(clocked, capsys):

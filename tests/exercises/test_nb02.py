@@ -49,7 +49,8 @@ def test_the_forbidden_functions():
 
 @pytest.mark.parametrize("id", sorted(RIGHT))
 def test_an_independent_right_answer_passes(id):
-    """(How long each check takes is measured by benchmarks/bench_checkers.py, which reads RIGHT and RIGHT_VALUES from here.)"""
+    """(How long each check takes is measured by benchmarks/bench_checkers.py, which reads RIGHT and RIGHT_VALUES
+    from here.)"""
     assert check(id, RIGHT[id], quiet=True)
 
 
