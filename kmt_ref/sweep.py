@@ -190,6 +190,11 @@ def read_sweep(path):
         The file is not UTF-8 text, its header is not :data:`COLUMNS`, or a
         complete line is not a row (seven fields; integers except ``Loss``).
     """
+    return _read_sweep_lines(path)[0]
+
+
+def _read_sweep_lines(path):
+    """(:func:`read_sweep`'s rows, the file's lines as it split them); the resume keeps exactly these lines."""
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8") as f:
@@ -198,10 +203,9 @@ def read_sweep(path):
         raise ValueError(f"{str(path)!r} is not a sweep CSV (not even UTF-8 text)") from None
     if not lines or lines[0].strip() != ",".join(COLUMNS):
         raise ValueError(f"{str(path)!r} is not a sweep CSV: its first line should be {','.join(COLUMNS)!r}")
-    if not lines[-1].endswith("\n"):
-        lines = lines[:-1]  # cut short by an interruption: recomputed on resume
+    complete = lines if lines[-1].endswith("\n") else lines[:-1]  # cut short by an interruption: recomputed on resume
     rows = []
-    for no, line in enumerate(csv.reader(lines[1:]), start=2):
+    for no, line in enumerate(csv.reader(complete[1:]), start=2):
         try:
             if len(line) != len(COLUMNS):
                 raise ValueError
@@ -210,7 +214,7 @@ def read_sweep(path):
         except ValueError:
             raise ValueError(f"{str(path)!r} line {no} is not a sweep row: {','.join(line)!r}") from None
         rows.append(row)
-    return rows
+    return rows, lines
 
 
 #: ``sweep --out``: an existing sweep CSV is resumed; nothing else is written over
@@ -332,13 +336,13 @@ def run_sweep(out, grid="small", max_points=None, progress=None, log=print, blas
     """
     grid = GRIDS[grid] if isinstance(grid, str) else grid
     out = Path(out)
-    done = {_row_key(r) for r in read_sweep(out)} if out.exists() else set()
     if out.exists():
-        with out.open(newline="", encoding="utf-8") as f:  # the lines as read_sweep reads them
-            lines = f.read().splitlines(keepends=True)
+        rows, lines = _read_sweep_lines(out)
+        done = {_row_key(r) for r in rows}
         if not lines[-1].endswith("\n"):  # drop the line read_sweep counts as cut short; write the header again
             replace_atomically(out, ",".join(COLUMNS) + "\n" + "".join(lines[1:-1]))  # (it may be the one cut)
     else:
+        done = set()
         out.parent.mkdir(parents=True, exist_ok=True)
         replace_atomically(out, ",".join(COLUMNS) + "\n")
     todo = []
